@@ -1,0 +1,38 @@
+"""The chunker protocol and the shared chunk-id rule (SPEC §1.1)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
+from retrieval_bench.types import Chunk
+
+
+class Chunker(Protocol):
+    """Turns one source file into chunks. Must never raise on bad source text."""
+
+    name: str
+    tokenizer_name: str
+
+    def chunk_file(self, source: SourceFile) -> list[Chunk]: ...
+
+    def config(self) -> dict[str, object]:
+        """Parameters that determine the output (part of the index key)."""
+        ...
+
+
+def chunk_id(path: str, start_line: int, end_line: int, text: str) -> str:
+    """Stable id: content hash + path + span (SPEC §1.1)."""
+    h = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:16]
+    return f"{path}:{start_line}-{end_line}:{h}"
+
+
+def chunk_tree(
+    root: Path, chunker: Chunker, report: WalkReport | None = None, **walk_options: object
+) -> Iterator[Chunk]:
+    """Chunk every text file of a working tree that the ignore rules keep."""
+    for source in iter_source_files(root, report=report, **walk_options):  # type: ignore[arg-type]
+        yield from chunker.chunk_file(source)

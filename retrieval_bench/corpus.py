@@ -1,0 +1,63 @@
+"""The chunked repository every retriever searches: chunks plus lookups.
+
+A :class:`Corpus` is built once per (snapshot, chunker config) and shared by
+all retrievers of a run, so they index the very same chunks and their runs
+can be fused and scored against the same gold.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retrieval_bench.types import Chunk
+
+
+@dataclass
+class Corpus:
+    root: Path
+    """Working tree of the snapshot (ripgrep searches here)."""
+    chunks: list[Chunk]
+    tokenizer: str = ""
+    """Name of the tokenizer that counted ``Chunk.n_tokens``."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Files not chunked, path → reason."""
+
+    def __post_init__(self) -> None:
+        self.by_id: dict[str, Chunk] = {c.id: c for c in self.chunks}
+        self._by_path: dict[str, list[Chunk]] = {}
+        for c in self.chunks:
+            self._by_path.setdefault(c.path, []).append(c)
+        self._starts: dict[str, list[int]] = {}
+        for path, cs in self._by_path.items():
+            cs.sort(key=lambda c: (c.start_line, c.end_line))
+            self._starts[path] = [c.start_line for c in cs]
+
+    @property
+    def paths(self) -> list[str]:
+        return sorted(self._by_path)
+
+    def chunks_of(self, path: str) -> Sequence[Chunk]:
+        return self._by_path.get(path, ())
+
+    def chunks_at(self, path: str, line: int) -> list[Chunk]:
+        """Chunks of ``path`` whose span contains ``line`` (1-based).
+
+        Collapsed chunks (a class header with hidden bodies) also span the
+        lines of their methods; the most specific (shortest) chunk comes first.
+        """
+        cs = self._by_path.get(path)
+        if not cs:
+            return []
+        hi = bisect.bisect_right(self._starts[path], line)
+        hits = [c for c in cs[:hi] if c.start_line <= line <= c.end_line]
+        hits.sort(key=lambda c: (c.end_line - c.start_line, c.start_line))
+        return hits
+
+    def path_of(self, chunk_id: str) -> str:
+        return self.by_id[chunk_id].path
+
+    def get(self, ids: Iterable[str]) -> list[Chunk]:
+        return [self.by_id[i] for i in ids if i in self.by_id]
