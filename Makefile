@@ -1,0 +1,52 @@
+# Two commands (see README):  make demo   |   make test
+# Each installs what it needs into ./.venv first (idempotent; pip's wheel cache makes reruns fast).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install install-test demo test lint bench-perf bench-devsets clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	# torch first, with the exact pin, so pip takes the local CPU build (DEPENDENCIES.md)
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+## The main job: benchmark the bundled fixture repos and print the per-stage table.
+demo: install
+	$(VENV)/bin/rbench run benchmarks/configs/fixtures.yaml
+
+## Everything the tests need, then the whole suite (unit, reference checks, integration, golden).
+test: install-test
+	$(VENV)/bin/ruff check retrieval_bench tests benchmarks
+	$(VENV)/bin/mypy retrieval_bench
+	$(VENV)/bin/pytest -q
+
+lint: install-test
+	$(VENV)/bin/ruff check retrieval_bench tests benchmarks
+	$(VENV)/bin/ruff format --check retrieval_bench tests benchmarks
+	$(VENV)/bin/mypy retrieval_bench
+
+## Speed and memory ratios (benchmarks/perf/results/*.json).
+bench-perf: install-test
+	for f in benchmarks/perf/*.py; do $(PY) $$f || exit 1; done
+
+## Quality on the real devsets (downloads the sdists from PyPI once).
+bench-devsets: install
+	$(VENV)/bin/rbench run benchmarks/configs/pytest-7.4.0-dev.yaml
+	$(VENV)/bin/rbench run benchmarks/configs/sphinx-7.1.0-dev.yaml
+
+clean:
+	rm -rf .rbench .pytest_cache .mypy_cache .ruff_cache

