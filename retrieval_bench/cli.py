@@ -178,9 +178,10 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if args.dataset_cmd == "mine":
         from retrieval_bench.datasets import gitmine
 
-        examples = gitmine.mine_repository(Path(args.repo), max_commits=args.max_commits)
-        jsonl.write_examples(Path(args.out), examples)
-        print(f"wrote {len(examples)} examples to {args.out}")
+        mined = gitmine.mine_examples(Path(args.repo), args.range, last=args.last)
+        jsonl.write_examples(Path(args.out), mined.examples)
+        dropped = ", ".join(f"{k}={v}" for k, v in sorted(mined.dropped.items()))
+        print(f"wrote {len(mined.examples)} examples to {args.out} (dropped: {dropped or 'none'})")
         return EXIT_OK
     raise ConfigError(f"unknown dataset command {args.dataset_cmd!r}")
 
@@ -229,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = dsub.add_parser("mine")
     m.add_argument("repo")
     m.add_argument("out")
-    m.add_argument("--max-commits", type=int, default=500)
+    m.add_argument("--range", default=None, help="git revision range (default: all history)")
+    m.add_argument("--last", type=int, default=None, help="only the last N commits")
     d.set_defaults(func=cmd_dataset)
     return p
 

@@ -60,9 +60,9 @@ class IgnoreRules:
 
     def __init__(self, root: Path, extra_patterns: tuple[str, ...] = ()):
         self.root = root
-        self._specs: list[tuple[str, pathspec.PathSpec]] = []
+        self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
         base = list(ALWAYS_IGNORED) + list(extra_patterns)
-        self._specs.append(("", pathspec.PathSpec.from_lines("gitwildmatch", base)))
+        self._specs.append(("", pathspec.GitIgnoreSpec.from_lines(base)))
 
     def add_dir(self, rel_dir: str) -> None:
         """Load the ignore files found in one directory (relative path, '' = root)."""
@@ -72,7 +72,7 @@ class IgnoreRules:
                 continue
             lines = _load_spec(folder / name)
             if lines:
-                self._specs.append((rel_dir, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+                self._specs.append((rel_dir, pathspec.GitIgnoreSpec.from_lines(lines)))
 
     def ignored(self, rel_path: str, is_dir: bool = False) -> bool:
         candidate = rel_path + "/" if is_dir else rel_path

@@ -1,28 +1,24 @@
 """A repository snapshot: a local folder, a git URL at a commit, or a PyPI sdist (SPEC §2).
 
-``open_snapshot(spec, cache_dir)`` turns a spec string into a working tree on
-local disk plus a fingerprint that identifies its content:
+``open_snapshot(spec, cache_dir)`` gives a working tree on local disk and a fingerprint:
 
-* ``path/to/folder`` — used in place; fingerprint = sha256 over the sorted
-  ``(relative path, file sha256)`` pairs of the files the ignore rules keep
-  (``.gitignore``, ``.rbenchignore``, see :mod:`retrieval_bench.files`).
-* ``git+<url>@<commit>`` or ``<url>.git@<commit>`` — cloned (bare) once into
-  ``cache_dir/git/<hash of url>``, fetched when the commit is missing, and
-  checked out detached into ``cache_dir/git-trees/<commit sha>``; fingerprint =
-  the full commit sha.
-* ``pypi:<name>==<version>`` or ``<name>==<version>`` — the sdist archive is
-  taken from ``offline_dir``, the devsets folder or ``cache_dir/sdists``, or
-  else downloaded with ``pip download``; it is verified against
-  ``expected_sha256`` when given and unpacked safely into
-  ``cache_dir/sdist-trees/<name>-<version>/``; fingerprint = the archive's sha256.
+* ``path/to/folder``: used in place; sha256 over the sorted (path, file sha256)
+  of the files the ignore rules keep (see :mod:`retrieval_bench.files`).
+* ``git+<url>@<commit>`` or ``<url>.git@<commit>``: a bare clone in
+  ``cache_dir/git/<url hash>`` (fetched when the commit is missing), checked out
+  detached into ``cache_dir/git-trees/<sha>``; the full commit sha.
+* ``pypi:<name>==<version>`` or ``<name>==<version>``: the sdist from
+  ``offline_dir``, the devsets folder, ``cache_dir/sdists`` or ``pip download``,
+  verified and unpacked into ``cache_dir/sdist-trees/<name>-<version>/``; its sha256.
 
-Trees are built in a temporary folder and renamed into place, so an
-interrupted clone or unpack never leaves a half tree where a later run would
-reuse it. Every failure is a one-line :class:`SnapshotError`.
+Trees are built in a temporary folder and renamed into place, so an interrupted
+clone or unpack never leaves a half tree that a later run would reuse. Every
+failure is a one-line :class:`SnapshotError` naming the input and what to do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -33,6 +29,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -72,22 +69,19 @@ def open_snapshot(
     offline_dir: Path | None = None,
 ) -> Snapshot:
     """Open the snapshot named by ``spec``, downloading into ``cache_dir`` when needed."""
-    spec = spec.strip()
-    cache_dir = Path(cache_dir)
-    if spec.startswith("pypi:"):
-        name, version = _parse_pypi(spec, spec[len("pypi:") :])
-        return _open_pypi(spec, name, version, cache_dir, expected_sha256, offline_dir)
-    if spec.startswith("git+"):
-        url, rev = _parse_git(spec, spec[len("git+") :])
+    spec, cache_dir = spec.strip(), Path(cache_dir).expanduser().resolve()
+    is_path = Path(spec).expanduser().exists()
+    if spec.startswith("git+") or (_GIT_RE.match(spec) and not is_path):
+        url, _, rev = spec.removeprefix("git+").rpartition("@")
+        if not url or not rev or "/" in rev:
+            raise _fail(spec, "git snapshot without a commit", "write it as git+<url>@<commit>")
         return _open_git(spec, url, rev, cache_dir)
-    git_match = _GIT_RE.match(spec)
-    if git_match and not Path(spec).exists():
-        return _open_git(spec, git_match["url"], git_match["rev"], cache_dir)
-    pypi_match = _PYPI_RE.match(spec)
-    if pypi_match and not Path(spec).exists():
-        return _open_pypi(
-            spec, pypi_match["name"], pypi_match["version"], cache_dir, expected_sha256, offline_dir
-        )
+    pypi = _PYPI_RE.match(spec.removeprefix("pypi:").strip())
+    if spec.startswith("pypi:") and not pypi:
+        raise _fail(spec, "malformed PyPI snapshot", "write it as pypi:<name>==<version>")
+    if pypi and (spec.startswith("pypi:") or not is_path):
+        name, version = pypi["name"], pypi["version"]
+        return _open_pypi(spec, name, version, cache_dir, expected_sha256, offline_dir)
     return open_folder(Path(spec).expanduser(), source=spec)
 
 
@@ -151,28 +145,8 @@ def file_sha256(path: Path) -> str:
 # ----------------------------------------------------------------------------- git
 
 
-def _parse_git(spec: str, rest: str) -> tuple[str, str]:
-    url, sep, rev = rest.rpartition("@")
-    if not sep or not url or not rev or "/" in rev:
-        raise SnapshotError(
-            f"git snapshot {spec!r} has no commit: write it as git+<url>@<commit sha>"
-        )
-    return url, rev
-
-
-def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess[str]:
-    """Run a command quietly (never prompting for credentials); a timeout is a SnapshotError."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        return subprocess.run(
-            cmd, env=env, capture_output=True, text=True, errors="replace", timeout=_TIMEOUT_S
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise SnapshotError(f"{what} timed out after {_TIMEOUT_S}s: check your network") from exc
-
-
-def _git(*args: str) -> subprocess.CompletedProcess[str]:
-    return _run(["git", *args], f"git {args[0] if args[0] != '--git-dir' else args[2]}")
+def _fail(spec: str, problem: str, todo: str) -> SnapshotError:
+    return SnapshotError(f"{problem} (from {spec!r}): {todo}")
 
 
 def _last_line(text: str) -> str:
@@ -180,105 +154,83 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no error output"
 
 
-def _open_git(spec: str, url: str, rev: str, cache_dir: Path) -> Snapshot:
-    if shutil.which("git") is None:
-        raise SnapshotError(
-            f"cannot open {spec!r}: git is not installed; install git or use a local folder"
-        )
-    if "://" not in url and not url.startswith("git@") and Path(url).expanduser().exists():
-        url = str(Path(url).expanduser().resolve())
-    mirror = cache_dir / "git" / hashlib.sha256(url.encode()).hexdigest()[:16]
-    if not (mirror / "HEAD").exists():
-        _clone_bare(spec, url, mirror)
-    sha = _resolve_commit(mirror, rev)
-    if sha is None:
-        _fetch(spec, url, mirror, rev)
-        sha = _resolve_commit(mirror, rev)
-    if sha is None:
-        raise SnapshotError(
-            f"commit {rev!r} not found in {url!r} (from {spec!r}): check the commit sha"
-        )
-    tree = cache_dir / "git-trees" / sha
-    if not (tree / ".git").exists():
-        _checkout(spec, mirror, sha, tree)
-    return Snapshot(tree, spec, "git", sha)
-
-
-def _clone_bare(spec: str, url: str, mirror: Path) -> None:
-    mirror.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{mirror.name}-", dir=mirror.parent))
+def _run(spec: str, cmd: list[str], what: str, todo: str) -> subprocess.CompletedProcess[str]:
+    """Run a command without prompting; raise ``what failed: <last stderr line>; todo``."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
-        proc = _git("clone", "--bare", "--quiet", url, str(tmp / "repo"))
-        if proc.returncode != 0:
-            raise SnapshotError(
-                f"git clone of {url!r} (from {spec!r}) failed: {_last_line(proc.stderr)}; "
-                "check the URL and your network"
-            )
-        _move_into_place(tmp / "repo", mirror)
+        proc = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, errors="replace", timeout=_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise _fail(spec, f"{what} timed out after {_TIMEOUT_S}s", todo) from exc
+    if proc.returncode != 0:
+        raise _fail(spec, f"{what} failed: {_last_line(proc.stderr)}", todo)
+    return proc
+
+
+def _build_aside(dest: Path, build: Callable[[Path], object]) -> None:
+    """``build`` a new folder in a temp dir beside ``dest``, then rename it to ``dest``.
+
+    If another process finished the same ``dest`` first, theirs is kept.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{dest.name}-", dir=dest.parent))
+    try:
+        build(tmp / "new")
+        try:
+            os.rename(tmp / "new", dest)
+        except OSError:
+            if not dest.exists():
+                raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _fetch(spec: str, url: str, mirror: Path, rev: str) -> None:
-    refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"]
-    proc = _git("--git-dir", str(mirror), "fetch", "--quiet", url, *refspecs)
-    if proc.returncode != 0:
-        raise SnapshotError(
-            f"git fetch of {url!r} (from {spec!r}) failed: {_last_line(proc.stderr)}; "
-            "check the URL and your network"
-        )
-    if _resolve_commit(mirror, rev) is None and re.fullmatch(r"[0-9a-fA-F]{40}", rev):
-        # servers that allow it can send a commit no branch or tag points to
-        _git("--git-dir", str(mirror), "fetch", "--quiet", url, rev)
+def _open_git(spec: str, url: str, rev: str, cache_dir: Path) -> Snapshot:
+    if shutil.which("git") is None:
+        raise _fail(spec, "git is not installed", "install git, or use a local folder or sdist")
+    if "://" not in url and Path(url).expanduser().exists():
+        url = str(Path(url).expanduser().resolve())
+    mirror = cache_dir / "git" / hashlib.sha256(url.encode()).hexdigest()[:16]
+    todo = "check the URL, your network and credentials"
+    if not (mirror / "HEAD").exists():
+        clone = ["git", "clone", "--bare", "--quiet", url]
+        _build_aside(mirror, lambda new: _run(spec, [*clone, str(new)], f"git clone {url}", todo))
+    sha = _resolve_commit(mirror, rev)
+    if sha is None:
+        refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"]
+        fetch = ["git", "--git-dir", str(mirror), "fetch", "--quiet", url]
+        _run(spec, [*fetch, *refspecs], f"git fetch {url}", todo)
+        sha = _resolve_commit(mirror, rev)
+        if sha is None and re.fullmatch(r"[0-9a-fA-F]{40}", rev):
+            with contextlib.suppress(SnapshotError):  # a commit no branch or tag points to
+                _run(spec, [*fetch, rev], f"git fetch {url} {rev}", todo)
+            sha = _resolve_commit(mirror, rev)
+    if sha is None:
+        raise _fail(spec, f"commit {rev!r} not found in {url}", "check the commit sha")
+    tree = cache_dir / "git-trees" / sha
+    if not (tree / ".git").exists():
+        _build_aside(tree, lambda new: _checkout(spec, mirror, sha, new))
+    return Snapshot(tree, spec, "git", sha)
 
 
 def _resolve_commit(mirror: Path, rev: str) -> str | None:
-    proc = _git("--git-dir", str(mirror), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    cmd = ["git", "--git-dir", str(mirror), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     sha = proc.stdout.strip()
     return sha if proc.returncode == 0 and sha else None
 
 
-def _checkout(spec: str, mirror: Path, sha: str, tree: Path) -> None:
-    """A detached checkout sharing the mirror's objects, built aside and renamed into place."""
-    tree.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{sha[:12]}-", dir=tree.parent))
-    try:
-        work = tmp / "tree"
-        steps = (
-            ("clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(work)),
-            ("-C", str(work), "-c", "advice.detachedHead=false", "checkout", "--quiet", sha),
-        )
-        for args in steps:
-            proc = _git(*args)
-            if proc.returncode != 0:
-                raise SnapshotError(
-                    f"checkout of commit {sha[:12]} (from {spec!r}) failed: "
-                    f"{_last_line(proc.stderr)}; delete {tree.parent} and retry"
-                )
-        _move_into_place(work, tree)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _move_into_place(src: Path, dest: Path) -> None:
-    """Rename ``src`` to ``dest``; if another process won the race, keep theirs."""
-    try:
-        os.rename(src, dest)
-    except OSError:
-        if not dest.exists():
-            raise
+def _checkout(spec: str, mirror: Path, sha: str, work: Path) -> None:
+    """A detached checkout of ``sha`` that shares the mirror's objects (``clone --shared``)."""
+    todo = f"delete {mirror} and retry"
+    clone = ["git", "clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(work)]
+    _run(spec, clone, f"git clone {mirror}", todo)
+    checkout = ["git", "-C", str(work), "-c", "advice.detachedHead=false", "checkout", "--quiet"]
+    _run(spec, [*checkout, sha], f"git checkout {sha[:12]}", todo)
 
 
 # ----------------------------------------------------------------------------- pypi
-
-
-def _parse_pypi(spec: str, rest: str) -> tuple[str, str]:
-    match = _PYPI_RE.match(rest.strip())
-    if not match:
-        raise SnapshotError(
-            f"PyPI snapshot {spec!r} is malformed: write it as pypi:<name>==<version>"
-        )
-    return match["name"], match["version"]
 
 
 def _canonical(name: str) -> str:
@@ -286,22 +238,22 @@ def _canonical(name: str) -> str:
 
 
 def default_devset_dirs() -> list[Path]:
-    """Where the shared devsets may live: ``$RBENCH_DEVSETS``, /work/shared/..., ../shared/..."""
+    """Where the shared devsets may be: ``$RBENCH_DEVSETS``, /work/shared/..., ../shared/..."""
     dirs = [Path("/work/shared/data/devsets"), Path.cwd().parent / "shared" / "data" / "devsets"]
     env = os.environ.get("RBENCH_DEVSETS")
     return ([Path(env)] if env else []) + dirs
 
 
 def devset_manifest_sha(name: str, version: str, devsets_dir: Path | None = None) -> str | None:
-    """The sdist sha256 recorded for ``name==version`` in a devsets ``manifest.json``, if any."""
+    """The sdist sha256 that a devsets ``manifest.json`` records for ``name==version``, if any."""
     dirs = [Path(devsets_dir)] if devsets_dir is not None else default_devset_dirs()
     for folder in dirs:
         try:
-            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            projects = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            projects = dict(projects["projects"])
+        except (OSError, ValueError, KeyError, TypeError):
             continue
-        projects = manifest.get("projects", {}) if isinstance(manifest, dict) else {}
-        for key, info in projects.items() if isinstance(projects, dict) else ():
+        for key, info in projects.items():
             if not isinstance(info, dict) or str(info.get("version")) != version:
                 continue
             names = {_canonical(str(key)), _canonical(str(info.get("pypi_name", "")))}
@@ -311,7 +263,7 @@ def devset_manifest_sha(name: str, version: str, devsets_dir: Path | None = None
 
 
 def find_sdist(name: str, version: str, folders: list[Path]) -> Path | None:
-    """The first archive named ``<name>-<version>.<ext>`` (name compared canonically) in folders."""
+    """The first archive named ``<name>-<version>.<ext>`` (names compared canonically)."""
     want = _canonical(f"{name}-{version}")
     for folder in folders:
         if not folder.is_dir():
@@ -332,125 +284,104 @@ def _open_pypi(
     offline_dir: Path | None,
 ) -> Snapshot:
     expected = expected_sha256.lower() if expected_sha256 else None
-    key = f"{_canonical(name)}-{version}"
-    holder = cache_dir / "sdist-trees" / key
+    holder = cache_dir / "sdist-trees" / f"{_canonical(name)}-{version}"
     recorded = _read_sdist_meta(holder)
-    if recorded and (expected is None or recorded["sha256"] == expected):
+    if recorded and expected in (None, recorded["sha256"]):
         return Snapshot(holder / recorded["top"], spec, "pypi", recorded["sha256"])
     sdists = cache_dir / "sdists"
-    folders = ([Path(offline_dir)] if offline_dir else []) + [
-        d / "sdists" for d in default_devset_dirs()
-    ]
-    archive = find_sdist(name, version, folders + [sdists])
+    folders = [Path(offline_dir)] if offline_dir else []
+    folders += [d / "sdists" for d in default_devset_dirs()] + [sdists]
+    archive = find_sdist(name, version, folders)
     if archive is None:
-        archive = _pip_download(spec, name, version, sdists)
+        sdists.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
+        cmd += ["--disable-pip-version-check", f"{name}=={version}", "-d", str(sdists)]
+        todo = "check the name, version and network, or put the sdist in offline_dir"
+        _run(spec, cmd, f"pip download {name}=={version}", todo)
+        archive = find_sdist(name, version, [sdists])
+        if archive is None:
+            raise _fail(spec, f"pip download left no sdist in {sdists}", todo)
     sha = file_sha256(archive)
     if expected and sha != expected:
-        raise SnapshotError(
-            f"sha256 mismatch for {archive} (from {spec!r}): expected {expected}, got {sha}; "
-            "delete the file and download it again, or fix the expected hash"
+        raise _fail(
+            spec,
+            f"sha256 mismatch for {archive}: expected {expected}, got {sha}",
+            "delete the file and download it again, or fix the expected hash",
         )
     top = _unpack(spec, archive, holder, sha)
     return Snapshot(holder / top, spec, "pypi", sha)
 
 
 def _read_sdist_meta(holder: Path) -> dict[str, str] | None:
+    """What a finished unpack recorded (sha256, top folder), or None if there is none."""
     try:
         meta = json.loads((holder / _SDIST_META).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        ok = isinstance(meta["sha256"], str) and (holder / meta["top"]).is_dir()
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str):
-        return None
-    top = meta.get("top")
-    if not isinstance(top, str) or not (holder / top).is_dir():
-        return None
-    return {"sha256": meta["sha256"], "top": top}
+    return {"sha256": meta["sha256"], "top": meta["top"]} if ok else None
 
 
-def _pip_download(spec: str, name: str, version: str, dest: Path) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
-    cmd += ["--disable-pip-version-check", f"{name}=={version}", "-d", str(dest)]
-    proc = _run(cmd, f"pip download of {name}=={version} (from {spec!r})")
-    if proc.returncode != 0:
-        raise SnapshotError(
-            f"pip download of {name}=={version} (from {spec!r}) failed: "
-            f"{_last_line(proc.stderr)}; check the name, version and network, "
-            "or put the sdist in offline_dir"
-        )
-    archive = find_sdist(name, version, [dest])
-    if archive is None:
-        raise SnapshotError(
-            f"pip download of {name}=={version} (from {spec!r}) left no sdist in {dest}: "
-            "the project may publish no source distribution for this version"
-        )
-    return archive
+def _member_names(spec: str, archive: Path) -> list[str]:
+    """The archive's member names; an absolute or '..' path refuses the whole archive.
 
-
-def _member_paths(spec: str, archive: Path) -> list[PurePosixPath]:
-    """The archive's member paths; an absolute or '..' path refuses the whole archive.
-
-    Links that escape and device files are refused by tarfile's ``data`` filter.
+    Links that escape the tree and device files are refused by tarfile's ``data`` filter.
     """
-    if archive.name.lower().endswith(".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            names = zf.namelist()
-    else:
-        with tarfile.open(archive) as tf:
-            names = tf.getnames()
+    try:
+        if archive.name.lower().endswith(".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                names = zf.namelist()
+        else:
+            with tarfile.open(archive) as tf:
+                names = tf.getnames()
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise _fail(spec, f"cannot read archive {archive}: {exc}", "delete it and retry") from exc
     for name in names:
         path = PurePosixPath(name.replace("\\", "/"))
         if path.is_absolute() or ".." in path.parts or re.match(r"^[A-Za-z]:", name):
-            raise SnapshotError(
-                f"unsafe path {name!r} in {archive} (from {spec!r}): refusing to unpack it; "
-                "the archive is corrupt or malicious, get it from a trusted source"
+            raise _fail(
+                spec,
+                f"unsafe path {name!r} in {archive}, refusing to unpack it",
+                "the archive is corrupt or malicious: get it from a trusted source",
             )
-    return [PurePosixPath(n.replace("\\", "/")) for n in names]
+    return names
 
 
 def _unpack(spec: str, archive: Path, holder: Path, sha: str) -> str:
-    """Unpack into a temp folder beside ``holder`` and rename; return the root folder name.
+    """Unpack beside ``holder`` and rename into place; return the root folder's name.
 
-    The root is the archive's single top folder; an archive without one is
-    kept whole under ``_content``.
+    The root is the archive's single top folder (an archive without one is
+    kept whole under ``_content``). A stale tree from another archive is replaced.
     """
-    try:
-        members = _member_paths(spec, archive)
-    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise SnapshotError(
-            f"cannot read archive {archive} (from {spec!r}): {exc}; delete it and download again"
-        ) from exc
-    tops = {p.parts[0] for p in members if p.parts}
-    holder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{holder.name}-", dir=holder.parent))
-    try:
-        content = tmp / "_content"
+    names = _member_names(spec, archive)
+    tops = {PurePosixPath(n.replace("\\", "/")).parts[:1] for n in names} - {()}
+    top = next(iter(tops))[0] if tops else "_content"
+
+    def build(new: Path) -> None:
+        content = new / "_content"
         if archive.name.lower().endswith(".zip"):
             with zipfile.ZipFile(archive) as zf:
                 zf.extractall(content)
         else:
             with tarfile.open(archive) as tf:
                 tf.extractall(content, filter="data")
-        top = "_content"
-        if len(tops) == 1 and (content / next(iter(tops))).is_dir():
-            top = next(iter(tops))
-            os.rename(content / top, tmp / top)
+        root = "_content"
+        if len(tops) == 1 and (content / top).is_dir():
+            os.rename(content / top, new / top)
             content.rmdir()
-        meta = {"sha256": sha, "top": top, "archive": archive.name}
-        (tmp / _SDIST_META).write_text(json.dumps(meta), encoding="utf-8")
-        if holder.exists():  # a stale tree from another archive: swap it out
-            stale = Path(tempfile.mkdtemp(prefix=f".old-{holder.name}-", dir=holder.parent))
-            os.rename(holder, stale / "tree")
-            shutil.rmtree(stale, ignore_errors=True)
-        _move_into_place(tmp, holder)
+            root = top
+        meta = {"sha256": sha, "top": root, "archive": archive.name}
+        (new / _SDIST_META).write_text(json.dumps(meta), encoding="utf-8")
+        if holder.exists():  # stale: move it out of the way, the rename below replaces it
+            shutil.rmtree(holder)
+
+    try:
+        _build_aside(holder, build)
     except tarfile.FilterError as exc:
-        raise SnapshotError(
-            f"unsafe member in {archive} (from {spec!r}): {exc}; refusing to unpack it"
-        ) from exc
+        raise _fail(spec, f"unsafe member in {archive}: {exc}", "refusing to unpack it") from exc
     except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise SnapshotError(
-            f"cannot unpack {archive} (from {spec!r}): {exc}; check disk space and permissions"
-        ) from exc
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return top
+        raise _fail(spec, f"cannot unpack {archive}: {exc}", "check disk space and rights") from exc
+    recorded = _read_sdist_meta(holder)
+    if recorded is None:
+        raise _fail(spec, f"unpacking {archive} left no tree in {holder}", "delete it and retry")
+    return recorded["top"]

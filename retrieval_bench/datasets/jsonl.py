@@ -1,0 +1,228 @@
+"""The dataset format: labelled questions in JSONL (SPEC §2, §7).
+
+One JSON object per line::
+
+    {"id": "q1", "query": "...", "gold_files": ["a.py"],
+     "gold_spans": [{"path": "a.py", "start_line": 3, "end_line": 9}],   # optional
+     "reference_answer": "...", "split": "dev",                          # optional
+     "leaks_path": false, "commit": "..."}                               # extra keys → meta
+
+``gold_spans`` items may also be ``[path, start_line, end_line]``. A malformed
+row (bad JSON, missing or empty ``id``/``query``/``gold_files``, wrong types,
+a duplicate id, a bad span) is reported as a :class:`RowError` with its
+1-based line number, and the other rows still load. Blank lines are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.errors import DatasetError
+from retrieval_bench.types import Example, Span
+
+CORE_KEYS = ("id", "query", "gold_files", "gold_spans", "reference_answer", "split")
+
+
+@dataclass(frozen=True)
+class RowError:
+    """A row that could not be loaded: its 1-based line (or row) number and why."""
+
+    line_no: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line_no}: {self.message}"
+
+
+@dataclass
+class LoadResult:
+    """The examples that loaded, and one error per row that did not."""
+
+    examples: list[Example] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+
+
+class RowProblem(ValueError):
+    """Raised by the row parsers; becomes a :class:`RowError` with the row's line number."""
+
+
+def load_examples(path: str | Path) -> LoadResult:
+    """Read a dataset JSONL file; malformed rows become errors, the rest load."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise DatasetError(f"dataset file {path} does not exist: check the path") from exc
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"dataset file {path} is not UTF-8 text: re-save it as UTF-8") from exc
+    except OSError as exc:
+        raise DatasetError(
+            f"dataset file {path} cannot be read ({exc.strerror or exc}): check its permissions"
+        ) from exc
+    result = LoadResult()
+    first_line: dict[str, int] = {}
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result.errors.append(RowError(line_no, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        try:
+            example = example_from_row(row)
+        except RowProblem as exc:
+            result.errors.append(RowError(line_no, str(exc)))
+            continue
+        if example.id in first_line:
+            msg = f"duplicate id {example.id!r} (first on line {first_line[example.id]})"
+            result.errors.append(RowError(line_no, msg))
+            continue
+        first_line[example.id] = line_no
+        result.examples.append(example)
+    return result
+
+
+def example_from_row(row: Any) -> Example:
+    """Validate one decoded row and build its :class:`Example`; raise :class:`RowProblem`."""
+    if not isinstance(row, dict):
+        raise RowProblem(f"expected a JSON object, got {type(row).__name__}")
+    qid = row.get("id")
+    if isinstance(qid, int) and not isinstance(qid, bool):
+        qid = str(qid)
+    if not isinstance(qid, str) or not qid.strip():
+        raise RowProblem("missing or empty 'id' (a non-empty string)")
+    query = row.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise RowProblem(f"id {qid!r}: missing or empty 'query' (a non-empty string)")
+    gold = row.get("gold_files")
+    if not isinstance(gold, list) or not gold:
+        raise RowProblem(f"id {qid!r}: 'gold_files' must be a non-empty list of paths")
+    if not all(isinstance(p, str) and p.strip() for p in gold):
+        raise RowProblem(f"id {qid!r}: 'gold_files' must hold non-empty strings")
+    gold_files = tuple(dict.fromkeys(normalize_path(p) for p in gold))
+    spans = parse_spans(row.get("gold_spans"), qid)
+    outside = sorted({s.path for s in spans} - set(gold_files))
+    if outside:
+        raise RowProblem(f"id {qid!r}: gold span paths not in gold_files: {', '.join(outside)}")
+    optional: dict[str, str | None] = {}
+    for key in ("reference_answer", "split"):
+        value = row.get(key)
+        if value is not None and not isinstance(value, str):
+            raise RowProblem(f"id {qid!r}: {key!r} must be a string or null")
+        optional[key] = value
+    meta = {k: v for k, v in row.items() if k not in CORE_KEYS}
+    return Example(
+        id=qid,
+        query=query,
+        gold_files=gold_files,
+        gold_spans=spans,
+        reference_answer=optional["reference_answer"],
+        split=optional["split"],
+        meta=meta,
+    )
+
+
+def normalize_path(path: str) -> str:
+    """Forward slashes, no leading ``./``: the form snapshot paths use."""
+    path = path.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def parse_spans(value: Any, qid: str) -> tuple[Span, ...]:
+    """``gold_spans`` as {path, start_line, end_line} objects or [path, start, end] triples."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise RowProblem(f"id {qid!r}: 'gold_spans' must be a list")
+    spans = []
+    for i, item in enumerate(value):
+        parts: list[Any]
+        if isinstance(item, dict):
+            parts = [item.get("path"), item.get("start_line"), item.get("end_line")]
+        elif isinstance(item, list) and len(item) == 3:
+            parts = list(item)
+        else:
+            raise RowProblem(
+                f"id {qid!r}: gold_spans[{i}] must be {{path, start_line, end_line}} "
+                "or [path, start, end]"
+            )
+        path, start, end = parts
+        if not isinstance(path, str) or not path.strip():
+            raise RowProblem(f"id {qid!r}: gold_spans[{i}] has no path")
+        if not (_is_line(start) and _is_line(end)) or start > end:
+            raise RowProblem(
+                f"id {qid!r}: gold_spans[{i}] needs lines 1 <= start_line <= end_line, "
+                f"got {start!r}..{end!r}"
+            )
+        spans.append(Span(normalize_path(path), start, end))
+    return tuple(spans)
+
+
+def _is_line(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def example_to_row(example: Example) -> dict[str, Any]:
+    """The JSON object for one example (inverse of :func:`example_from_row`)."""
+    row: dict[str, Any] = {
+        "id": example.id,
+        "query": example.query,
+        "gold_files": list(example.gold_files),
+    }
+    if example.gold_spans:
+        row["gold_spans"] = [
+            {"path": s.path, "start_line": s.start_line, "end_line": s.end_line}
+            for s in example.gold_spans
+        ]
+    if example.reference_answer is not None:
+        row["reference_answer"] = example.reference_answer
+    if example.split is not None:
+        row["split"] = example.split
+    for key, value in example.meta.items():
+        row.setdefault(key, value)
+    return row
+
+
+def write_examples(path: str | Path, examples: Iterable[Example]) -> None:
+    """Write examples as JSONL, atomically (a temp file renamed over ``path``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for example in examples:
+                fh.write(json.dumps(example_to_row(example), ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dataset_fingerprint(examples: Iterable[Example]) -> str:
+    """sha256 of the canonical JSON of the examples, sorted by id (row order does not count)."""
+    rows = sorted((example_to_row(e) for e in examples), key=lambda r: str(r["id"]))
+    canonical = json.dumps(
+        rows, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def check_gold(examples: Iterable[Example], existing_paths: set[str]) -> dict[str, list[str]]:
+    """Gold files (and span files) absent from the snapshot, per query id; only ids with some."""
+    missing: dict[str, list[str]] = {}
+    for example in examples:
+        wanted = dict.fromkeys([*example.gold_files, *(s.path for s in example.gold_spans)])
+        absent = [p for p in wanted if p not in existing_paths]
+        if absent:
+            missing[example.id] = absent
+    return missing

@@ -1,0 +1,285 @@
+"""Import SWE-bench-style rows as labelled questions (SPEC §2).
+
+A row has ``instance_id, repo, base_commit, problem_statement, patch``. The
+question is the problem statement; the gold files are the files the patch
+*modifies* in the base commit: added and deleted files are left out, a renamed
+file counts under its old path (the path that exists at ``base_commit``). Gold
+spans are the old-file line ranges of the hunk headers (``@@ -start,len``).
+Rows with missing fields, or whose patch modifies no existing file, become
+:class:`RowError` s; the other rows import.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.datasets.jsonl import LoadResult, RowError
+from retrieval_bench.errors import DatasetError
+from retrieval_bench.types import Example, Span
+
+REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "patch")
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[A-Za-z]+$|(^|/)conftest\.py$"
+)
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def is_test_path(path: str) -> bool:
+    """True for files in test folders, ``test_*`` / ``*_test.*`` files and ``conftest.py``."""
+    return bool(TEST_PATH.search(path))
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One ``@@ -old_start,old_len +new_start,new_len @@`` hunk."""
+
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+
+    def old_span(self, path: str) -> Span:
+        """The old-file lines the hunk covers (a pure insertion: the line it follows)."""
+        start = max(self.old_start, 1)
+        return Span(path, start, start + max(self.old_len, 1) - 1)
+
+
+@dataclass
+class FileDiff:
+    """The part of a patch about one file. ``None`` stands for ``/dev/null``."""
+
+    old_path: str | None = None
+    new_path: str | None = None
+    hunks: list[Hunk] = field(default_factory=list)
+    added: bool = False
+    deleted: bool = False
+
+    @property
+    def status(self) -> str:
+        """``A`` added, ``D`` deleted, ``R`` renamed (or copied), ``M`` modified."""
+        if self.added or self.old_path is None:
+            return "A"
+        if self.deleted or self.new_path is None:
+            return "D"
+        return "R" if self.old_path != self.new_path else "M"
+
+
+def _unquote(text: str) -> str:
+    """Undo git's C-style quoting of a path (``"a/caf\\303\\251.py"``)."""
+    if not (len(text) >= 2 and text[0] == text[-1] == '"'):
+        return text
+    out, raw, i, body = [], bytearray(), 0, text[1:-1]
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if re.fullmatch(r"[0-7]{3}", body[i + 1 : i + 4]):
+                raw.append(int(body[i + 1 : i + 4], 8))
+                i += 4
+                continue
+            ch, i = _ESCAPES.get(nxt, nxt), i + 1
+        if raw:
+            out.append(raw.decode("utf-8", errors="replace"))
+            raw.clear()
+        out.append(ch)
+        i += 1
+    out.append(raw.decode("utf-8", errors="replace"))
+    return "".join(out)
+
+
+def _marker_path(text: str, prefix: str) -> str | None:
+    """The path of a ``---``/``+++`` line (timestamps dropped, ``a/``/``b/`` stripped)."""
+    text = text.rstrip("\n")
+    text = _unquote(text) if text.startswith('"') else text.split("\t", 1)[0].rstrip()
+    if text == "/dev/null":
+        return None
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
+def _git_header_paths(rest: str) -> tuple[str | None, str | None]:
+    """Both paths of ``diff --git a/x b/y``; ---/+++ and rename lines refine them later."""
+    if rest.startswith('"'):
+        parts = re.findall(r'"(?:[^"\\]|\\.)*"|\S+', rest)
+        if len(parts) == 2:
+            return _marker_path(parts[0], "a/"), _marker_path(parts[1], "b/")
+    half = (len(rest) - 1) // 2
+    if (
+        rest[half : half + 1] == " "
+        and rest[:half].startswith("a/")
+        and rest[2:half] == rest[half + 3 :]
+    ):
+        return rest[2:half], rest[2:half]
+    old, sep, new = rest.partition(" b/")
+    return (old[2:] if old.startswith("a/") else old), (new if sep else None)
+
+
+def parse_patch(patch: str) -> list[FileDiff]:
+    """Split a unified diff (git-style or plain ``---``/``+++``) into per-file parts.
+
+    Hunk bodies are consumed by their line counts, so a removed line that
+    starts with ``-- `` is never mistaken for a file header.
+    """
+    files: list[FileDiff] = []
+    current: FileDiff | None = None
+    seen_markers = False
+    lines = patch.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("diff --git "):
+            current = FileDiff(*_git_header_paths(line[len("diff --git ") :]))
+            files.append(current)
+            seen_markers = False
+        elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            if current is None or seen_markers or current.hunks:
+                current = FileDiff()
+                files.append(current)
+            current.old_path = _marker_path(line[4:], "a/")
+            current.new_path = _marker_path(lines[i + 1][4:], "b/")
+            seen_markers = True
+            i += 1
+        elif current is not None and (match := _HUNK.match(line)):
+            old_len = 1 if match[2] is None else int(match[2])
+            new_len = 1 if match[4] is None else int(match[4])
+            current.hunks.append(Hunk(int(match[1]), old_len, int(match[3]), new_len))
+            i = _skip_hunk_body(lines, i + 1, old_len, new_len) - 1
+        elif current is not None:
+            _apply_extended_header(current, line)
+        i += 1
+    return files
+
+
+def _skip_hunk_body(lines: list[str], i: int, old_left: int, new_left: int) -> int:
+    """Index of the first line after a hunk body with the given line counts."""
+    while i < len(lines) and (old_left > 0 or new_left > 0):
+        tag = lines[i][:1]
+        if tag == "-":
+            old_left -= 1
+        elif tag == "+":
+            new_left -= 1
+        elif tag in (" ", ""):
+            old_left, new_left = old_left - 1, new_left - 1
+        elif tag != "\\":  # "\ No newline at end of file" counts for nothing
+            break
+        i += 1
+    while i < len(lines) and lines[i].startswith("\\"):
+        i += 1
+    return i
+
+
+def _apply_extended_header(diff: FileDiff, line: str) -> None:
+    if line.startswith("new file mode"):
+        diff.added = True
+    elif line.startswith("deleted file mode"):
+        diff.deleted = True
+    elif line.startswith(("rename from ", "copy from ")):
+        diff.old_path = _unquote(line.split(" ", 2)[2])
+        diff.added = diff.added or line.startswith("copy")  # a copy leaves its source as is
+    elif line.startswith(("rename to ", "copy to ")):
+        diff.new_path = _unquote(line.split(" ", 2)[2])
+
+
+def gold_from_patch(
+    patch: str, *, drop_tests: bool = False
+) -> tuple[tuple[str, ...], tuple[Span, ...]]:
+    """Files the patch modifies (old paths) and the old-file spans of their hunks."""
+    files: dict[str, None] = {}
+    spans: list[Span] = []
+    for diff in parse_patch(patch):
+        if diff.status not in ("M", "R") or diff.old_path is None:
+            continue
+        if drop_tests and is_test_path(diff.old_path):
+            continue
+        files[diff.old_path] = None
+        spans.extend(h.old_span(diff.old_path) for h in diff.hunks)
+    return tuple(files), tuple(spans)
+
+
+def example_from_swebench(row: Any, *, drop_tests: bool = False) -> Example:
+    """One SWE-bench row as an :class:`Example`; raise ``ValueError`` saying what is wrong."""
+    if not isinstance(row, dict):
+        raise ValueError(f"expected a JSON object, got {type(row).__name__}")
+    missing = [k for k in REQUIRED if not isinstance(row.get(k), str) or not row[k].strip()]
+    if missing:
+        name = row.get("instance_id")
+        where = f"instance {name!r}: " if isinstance(name, str) and name else ""
+        raise ValueError(f"{where}missing or empty field(s): {', '.join(missing)}")
+    gold_files, gold_spans = gold_from_patch(row["patch"], drop_tests=drop_tests)
+    if not gold_files:
+        raise ValueError(
+            f"instance {row['instance_id']!r}: the patch modifies no existing "
+            f"{'non-test ' if drop_tests else ''}file (it only adds or deletes files)"
+        )
+    repo, commit = row["repo"].strip(), row["base_commit"].strip()
+    split = row.get("split")
+    return Example(
+        id=row["instance_id"].strip(),
+        query=row["problem_statement"],
+        gold_files=gold_files,
+        gold_spans=gold_spans,
+        split=split if isinstance(split, str) else None,
+        meta={
+            "repo": repo,
+            "base_commit": commit,
+            "snapshot": f"git+https://github.com/{repo}.git@{commit}",
+        },
+    )
+
+
+def _read_rows(path: Path) -> Iterator[tuple[int, Any | json.JSONDecodeError]]:
+    """(line or row number, decoded row or the decode error) from a JSON or JSONL file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise DatasetError(f"SWE-bench file {path} does not exist: check the path") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"SWE-bench file {path} cannot be read as UTF-8 text: {exc}") from exc
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list):  # a JSON array: numbers are 1-based row indexes
+        yield from enumerate(whole, start=1)
+        return
+    if isinstance(whole, dict):  # one (maybe pretty-printed) object
+        yield 1, whole
+        return
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                yield line_no, json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield line_no, exc
+
+
+def import_rows(rows: Iterable[tuple[int, Any]], *, drop_tests: bool = False) -> LoadResult:
+    """Numbered rows → examples; bad rows and repeated instance ids become errors."""
+    result = LoadResult()
+    first: dict[str, int] = {}
+    for number, row in rows:
+        if isinstance(row, json.JSONDecodeError):
+            result.errors.append(RowError(number, f"invalid JSON: {row.msg} (column {row.colno})"))
+            continue
+        try:
+            example = example_from_swebench(row, drop_tests=drop_tests)
+        except ValueError as exc:
+            result.errors.append(RowError(number, str(exc)))
+            continue
+        if example.id in first:
+            msg = f"duplicate instance_id {example.id!r} (first at {first[example.id]})"
+            result.errors.append(RowError(number, msg))
+            continue
+        first[example.id] = number
+        result.examples.append(example)
+    return result
+
+
+def load_swebench(path: str | Path, *, drop_tests: bool = False) -> LoadResult:
+    """Import a SWE-bench JSON array or JSONL file. ``drop_tests`` drops test files from gold."""
+    return import_rows(_read_rows(Path(path)), drop_tests=drop_tests)
