@@ -155,7 +155,45 @@ def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any])
         ds_dir = out_dir / "runs" / o.prepared.spec.name
         ds_dir.mkdir(parents=True, exist_ok=True)
         for stage in o.stages:
-            write_run(stage.run, ds_dir / f"{stage.name}.trec")
+            write_run(ds_dir / f"{stage.name}.trec", stage.run)
+
+
+def _provenance(cfg: BenchmarkConfig, prepared: Sequence[PreparedDataset]) -> dict[str, Any]:
+    models: dict[str, str] = {}
+    for p in prepared:
+        if p.codebase_index is not None:
+            models["embedding"] = p.codebase_index.embedder.name
+    tokenizers = sorted({p.corpus.tokenizer for p in prepared})
+    prov = provenance(
+        TRACKED_DISTRIBUTIONS,
+        models=models,
+        dataset_fingerprint="+".join(p.fingerprint[:16] for p in prepared),
+        snapshot=", ".join(p.snapshot.source for p in prepared),
+        tokenizer=", ".join(tokenizers),
+        commit=_git_commit(),
+        retrieval_bench=__version__,
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        config_fingerprint=cfg.fingerprint(),
+    )
+    prov["datasets"] = {
+        p.spec.name: {
+            "snapshot": p.snapshot.source,
+            "snapshot_kind": p.snapshot.kind,
+            "snapshot_fingerprint": p.snapshot.fingerprint,
+            "dataset_fingerprint": p.fingerprint,
+            "questions": str(p.spec.questions),
+            "split": p.spec.split,
+            "n_examples": len(p.examples),
+            "row_errors": [str(e) for e in p.row_errors],
+            "missing_gold": p.missing_gold,
+            "n_chunks": len(p.corpus.chunks),
+            "skipped_files": len(p.corpus.skipped),
+            "timings": p.timings,
+        }
+        for p in prepared
+    }
+    return prov
 
 
 def run_benchmark(
@@ -164,84 +202,73 @@ def run_benchmark(
     progress: Progress | None = None,
     on_dataset: Callable[[PreparedDataset], None] | None = None,
 ) -> BenchmarkResult:
-    """Run the configured benchmark end to end and store everything."""
+    """Run the configured benchmark end to end and store everything.
+
+    Datasets are prepared first (snapshot, chunks, index) so that the stored
+    run carries its complete provenance from the start; a run that fails
+    after that is kept, marked ``failed``.
+    """
     ws = ws or Workspace.default()
     started = time.perf_counter()
+    prepared = []
+    for spec in cfg.datasets:
+        ds = prepare_dataset(spec, cfg, ws, progress)
+        if on_dataset:
+            on_dataset(ds)
+        prepared.append(ds)
+    prov = _provenance(cfg, prepared)
     db = ResultsDB(ws.db_path)
-    outcomes: list[DatasetOutcome] = []
-    prov = provenance(TRACKED_DISTRIBUTIONS)
-    prov.update(
-        {
-            "retrieval_bench": __version__,
-            "git_commit": _git_commit(),
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "config_fingerprint": cfg.fingerprint(),
-        }
-    )
     run_id = db.start_run(
-        name=cfg.name, config=cfg.model_dump(mode="json"), provenance=prov, dataset_fingerprint=""
+        cfg.name,
+        config=cfg.model_dump(mode="json"),
+        provenance=prov,
+        dataset_fingerprint=prov["dataset_fingerprint"],
     )
+    outcomes: list[DatasetOutcome] = []
     try:
-        for spec in cfg.datasets:
-            ds = prepare_dataset(spec, cfg, ws, progress)
-            if on_dataset:
-                on_dataset(ds)
+        for ds in prepared:
             retrieved = run_retrievers(ds, cfg.retrievers, cfg.candidates)
             fused = run_fusions(retrieved, cfg.fusions, cfg.candidates)
             stages = retrieved + fused
             outcomes.append(DatasetOutcome(ds, stages, _score_dataset(ds, stages, cfg)))
-    except BaseException:
-        db.finish_run(run_id, status="failed", timings={"total": time.perf_counter() - started})
-        raise
 
-    stage_order = [s.label for s in cfg.retrievers] + [f.label for f in cfg.fusions]
-    result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
-    for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
-        result.tables[subset] = _aggregate(outcomes, stage_order, members)
-        result.counts[subset] = len(members)
-    result.seconds = time.perf_counter() - started
-
-    datasets_prov = {
-        o.prepared.spec.name: {
-            "snapshot": o.prepared.snapshot.source,
-            "snapshot_fingerprint": o.prepared.snapshot.fingerprint,
-            "dataset_fingerprint": o.prepared.fingerprint,
-            "questions": str(o.prepared.spec.questions),
-            "n_examples": len(o.prepared.examples),
-            "row_errors": [str(e) for e in o.prepared.row_errors],
-            "missing_gold": o.prepared.missing_gold,
-            "n_chunks": len(o.prepared.corpus.chunks),
-            "tokenizer": o.prepared.corpus.tokenizer,
-            "skipped_files": len(o.prepared.corpus.skipped),
-            "timings": o.prepared.timings,
-        }
-        for o in outcomes
-    }
-    prov["datasets"] = datasets_prov
-    out_dir = ws.results_dir / run_id
-    result.out_dir = out_dir
-    _write_outputs(result, out_dir, prov)
-    for o in outcomes:
-        for stage in o.stages:
+        stage_order = [s.label for s in cfg.retrievers] + [f.label for f in cfg.fusions]
+        result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
+        for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
+            result.tables[subset] = _aggregate(outcomes, stage_order, members)
+            result.counts[subset] = len(members)
+        result.seconds = time.perf_counter() - started
+        result.out_dir = ws.results_dir / run_id
+        _write_outputs(result, result.out_dir, prov)
+        for stage in stage_order:
+            results = [s for o in outcomes for s in o.stages if s.name == stage]
             db.record_stage(
                 run_id,
-                stage.name,
-                parent=stage.parent,
-                seconds=stage.seconds,
-                llm_calls=stage.llm_calls,
-                llm_tokens=stage.llm_tokens,
-                failures={f"{o.prepared.spec.name}/{q}": r for q, r in stage.failures.items()},
+                stage,
+                {sub: t[stage] for sub, t in result.tables.items() if stage in t},
+                parent=results[0].parent if results else None,
+                seconds=sum(s.seconds for s in results),
+                llm_calls=sum(s.llm_calls for s in results),
+                llm_tokens=sum(s.llm_tokens for s in results),
+                failures={q: r for s in results for q, r in s.failures.items()},
             )
-            db.record_query_metrics(run_id, stage.name, o.per_query.get(stage.name, {}))
-    for subset, table in result.tables.items():
-        db.record_stage_metrics(run_id, subset, table)
-    fingerprint = "+".join(o.prepared.fingerprint[:16] for o in outcomes)
-    db.finish_run(
-        run_id,
-        status="done",
-        timings={"total": result.seconds},
-        provenance=prov,
-        dataset_fingerprint=fingerprint,
-    )
+            merged = {q: m for o in outcomes for q, m in o.per_query.get(stage, {}).items()}
+            db.record_query_metrics(run_id, stage, merged)
+    except BaseException:
+        db.finish_run(run_id, "failed", {"total": time.perf_counter() - started})
+        raise
+    db.finish_run(run_id, "done", {"total": result.seconds, **_timings(prepared, outcomes)})
     return result
+
+
+def _timings(
+    prepared: Sequence[PreparedDataset], outcomes: Sequence[DatasetOutcome]
+) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for p in prepared:
+        for key, sec in p.timings.items():
+            out[key] = out.get(key, 0.0) + sec
+    for o in outcomes:
+        for s in o.stages:
+            out[f"stage:{s.name}"] = out.get(f"stage:{s.name}", 0.0) + s.seconds
+    return out

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -52,9 +53,12 @@ Qrels = Mapping[str, Mapping[str, int]]
 def ranked_ids(scores: Mapping[str, float]) -> list[str]:
     """Ids best first, ties by ascending id: the same order as ``Run.ids``.
 
-    Two stable sorts (by id, then by score descending) avoid a Python key
-    tuple per item, which is what makes ranking 10k queries cheap.
+    Tie-free scores need one sort by score; otherwise two stable sorts (by id,
+    then by score descending, ``reverse`` keeping stability). Either avoids a
+    Python key tuple per item, which is what makes ranking 10k queries cheap.
     """
+    if len(set(scores.values())) == len(scores):
+        return sorted(scores, key=scores.__getitem__, reverse=True)
     return sorted(sorted(scores), key=scores.__getitem__, reverse=True)
 
 
@@ -96,6 +100,33 @@ def _csr(lengths: list[int]) -> tuple[IntArray, IntArray]:
     return qidx, rank
 
 
+def _build(
+    raw: FloatArray, lengths: list[int], qrels: Sequence[Mapping[str, int]], level: int
+) -> Judged:
+    """Assemble a :class:`Judged` from rank-ordered raw judgements and list lengths."""
+    ideal: list[int] = []
+    ideal_lengths: list[int] = []
+    n_rel: list[int] = []
+    for rels in qrels:
+        positive = sorted((v for v in rels.values() if v > 0), reverse=True)
+        ideal.extend(positive)
+        ideal_lengths.append(len(positive))
+        n_rel.append(sum(1 for v in rels.values() if v >= level))
+    qidx, rank = _csr(lengths)
+    iqidx, irank = _csr(ideal_lengths)
+    return Judged(
+        n_queries=len(lengths),
+        qidx=qidx,
+        rank=rank,
+        gain=np.maximum(raw, 0.0),
+        relevant=raw >= level,
+        n_rel=np.asarray(n_rel, dtype=np.int64),
+        ideal_qidx=iqidx,
+        ideal_rank=irank,
+        ideal_gain=np.asarray(ideal, dtype=np.float64),
+    )
+
+
 def judge(
     rankings: Iterable[Sequence[str]],
     qrels: Iterable[Mapping[str, int]],
@@ -104,36 +135,52 @@ def judge(
     """Judge ranked id lists (best first) against per-query qrels, pairwise.
 
     ``rankings`` and ``qrels`` are parallel: the i-th list is judged against
-    the i-th qrels dict. Lists must not repeat an id (trec_eval run files
-    cannot either); a repeated id counts at each of its positions.
+    the i-th qrels dict. Lists should not repeat an id (trec_eval run files
+    cannot); a repeated id counts at each of its positions.
     """
-    raw: list[float] = []
+    raw: list[int] = []
     lengths: list[int] = []
-    ideal: list[float] = []
-    ideal_lengths: list[int] = []
-    n_rel: list[int] = []
+    qrels_list: list[Mapping[str, int]] = []
     for ids, rels in zip(rankings, qrels, strict=True):
-        get = rels.get
-        raw.extend([get(d, 0) for d in ids])
+        raw.extend(map(rels.get, ids, repeat(0)))
         lengths.append(len(ids))
-        positive = sorted((v for v in rels.values() if v > 0), reverse=True)
-        ideal.extend(positive)
-        ideal_lengths.append(len(positive))
-        n_rel.append(sum(1 for v in rels.values() if v >= relevance_level))
-    qidx, rank = _csr(lengths)
-    iqidx, irank = _csr(ideal_lengths)
-    raw_arr = np.asarray(raw, dtype=np.float64)
-    return Judged(
-        n_queries=len(lengths),
-        qidx=qidx,
-        rank=rank,
-        gain=np.maximum(raw_arr, 0.0),
-        relevant=raw_arr >= relevance_level,
-        n_rel=np.asarray(n_rel, dtype=np.int64),
-        ideal_qidx=iqidx,
-        ideal_rank=irank,
-        ideal_gain=np.asarray(ideal, dtype=np.float64),
-    )
+        qrels_list.append(rels)
+    return _build(np.asarray(raw, dtype=np.float64), lengths, qrels_list, relevance_level)
+
+
+def judge_scores(
+    scores: Sequence[Mapping[str, float]],
+    qrels: Sequence[Mapping[str, int]],
+    relevance_level: int = 1,
+) -> Judged:
+    """Judge scored (unranked) results, ranking them exactly as :func:`ranked_ids`.
+
+    Equivalent to ``judge([ranked_ids(s) for s in scores], qrels)`` but sorts
+    all queries at once in numpy (score descending, stable); only queries
+    with tied scores go through :func:`ranked_ids` for the id tie-break.
+    """
+    if len(scores) != len(qrels):
+        raise ValueError("scores and qrels must have one entry per query")
+    flat: list[float] = []
+    raw: list[int] = []
+    lengths: list[int] = []
+    for d, rels in zip(scores, qrels, strict=True):
+        flat.extend(d.values())
+        raw.extend(map(rels.get, d, repeat(0)))
+        lengths.append(len(d))
+    qidx, _ = _csr(lengths)
+    values = np.asarray(flat, dtype=np.float64)
+    order = np.lexsort((-values, qidx))
+    raw_sorted = np.asarray(raw, dtype=np.float64)[order]
+    v = values[order]
+    tied = (v[1:] == v[:-1]) & (qidx[1:] == qidx[:-1])
+    if tied.any():
+        starts = np.cumsum(lengths) - np.asarray(lengths)
+        for q in np.unique(qidx[1:][tied]).tolist():
+            rels = qrels[q]
+            s = int(starts[q])
+            raw_sorted[s : s + lengths[q]] = [rels.get(c, 0) for c in ranked_ids(scores[q])]
+    return _build(raw_sorted, lengths, qrels, relevance_level)
 
 
 def judge_run(
@@ -149,9 +196,13 @@ def judge_run(
     empty list and therefore scores 0.
     """
     qids = list(qrels) if query_ids is None else list(query_ids)
-    empty: dict[str, float] = {}
-    rankings = [ranked_ids(run.scores.get(q, empty)) for q in qids]
-    return qids, judge(rankings, [qrels.get(q, {}) for q in qids], relevance_level)
+    no_scores: dict[str, float] = {}
+    no_rels: dict[str, int] = {}
+    return qids, judge_scores(
+        [run.scores.get(q, no_scores) for q in qids],
+        [qrels.get(q, no_rels) for q in qids],
+        relevance_level,
+    )
 
 
 def _check_k(k: int) -> None:

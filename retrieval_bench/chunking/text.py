@@ -1,0 +1,202 @@
+"""Line and token bookkeeping shared by the chunkers (SPEC §1.1).
+
+A :class:`LineText` tokenizes a file once and keeps per-line token counts, so
+"does lines a..b fit the budget?" is a prefix-sum lookup rather than a new
+tokenizer call. This is exact because neither built-in tokenizer emits a token
+across a newline (see :mod:`retrieval_bench.chunking.tokenizer`).
+
+Lines are split on ``\\n`` only — the same rows tree-sitter, ripgrep and
+editors number — and are 0-based here; :func:`make_chunk` converts to the
+1-based inclusive spans of :class:`~retrieval_bench.types.Chunk`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from retrieval_bench.chunking.base import chunk_id
+from retrieval_bench.chunking.tokenizer import Tokenizer, is_safe_cut, token_windows
+from retrieval_bench.types import Chunk
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their ``\\n``; a final newline does not open a new line."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class LineText:
+    """A file's text with line offsets and per-line token counts."""
+
+    def __init__(self, text: str, tokenizer: Tokenizer):
+        self.text = text
+        self.tokenizer = tokenizer
+        self.lines = split_lines(text)
+        starts = np.zeros(len(self.lines), dtype=np.int64)
+        if len(self.lines) > 1:
+            starts[1:] = np.cumsum([len(line) + 1 for line in self.lines[:-1]])
+        self.line_starts = starts
+        self.offsets = tokenizer.offsets(text)
+        if self.offsets:
+            token_starts = np.fromiter((s for s, _ in self.offsets), dtype=np.int64)
+            rows = np.searchsorted(starts, token_starts, side="right") - 1
+            per_line = np.bincount(rows, minlength=len(self.lines))
+        else:
+            per_line = np.zeros(len(self.lines), dtype=np.int64)
+        self.line_tokens: list[int] = per_line.tolist()
+        self._cum = np.concatenate(([0], np.cumsum(per_line))).tolist()
+
+    @property
+    def n_lines(self) -> int:
+        return len(self.lines)
+
+    @property
+    def total_tokens(self) -> int:
+        return len(self.offsets)
+
+    def tokens(self, first: int, last: int) -> int:
+        """Tokens in rows ``first..last`` (0-based, inclusive)."""
+        return int(self._cum[last + 1] - self._cum[first])
+
+    def join(self, first: int, last: int) -> str:
+        return "\n".join(self.lines[first : last + 1])
+
+    def row_of(self, char: int) -> int:
+        """0-based row of a character offset."""
+        return int(np.searchsorted(self.line_starts, char, side="right") - 1)
+
+    def is_blank(self, row: int) -> bool:
+        return not self.lines[row].strip()
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One output line of a chunk and the original rows it stands for.
+
+    A collapsed line (``def f(self): ...``) stands for every row it hides, so
+    the chunk built from it still spans them. ``solo`` marks a fragment of an
+    over-long line: it is never joined with neighbours.
+    """
+
+    first: int
+    last: int
+    text: str
+    n_tokens: int
+    solo: bool = False
+
+
+def line_pieces(doc: LineText, first: int, last: int) -> list[Piece]:
+    return [Piece(r, r, doc.lines[r], doc.line_tokens[r]) for r in range(first, last + 1)]
+
+
+def split_long_piece(piece: Piece, budget: int, tokenizer: Tokenizer) -> list[Piece]:
+    """Cut one line longer than ``budget`` tokens into token windows."""
+    text = piece.text
+    offsets = tokenizer.offsets(text)
+    spans = token_windows(text, offsets, budget)
+    out = []
+    for k, (i, j) in enumerate(spans):
+        start = 0 if k == 0 else offsets[i][0]
+        end = len(text) if k == len(spans) - 1 else offsets[j - 1][1]
+        part = text[start:end]
+        n = j - i if _clean_cut(text, offsets, i, j) else tokenizer.count(part)
+        out.append(Piece(piece.first, piece.last, part, n, solo=True))
+    return out
+
+
+def _clean_cut(text: str, offsets: Sequence[tuple[int, int]], i: int, j: int) -> bool:
+    """Whether tokens ``i..j-1`` re-tokenize alone exactly as within ``text``."""
+    return is_safe_cut(text, offsets, i) and is_safe_cut(text, offsets, j)
+
+
+def pack(pieces: Sequence[Piece], budget: int, tokenizer: Tokenizer) -> list[list[Piece]]:
+    """Greedily group consecutive pieces into groups of at most ``budget`` tokens."""
+    budget = max(1, budget)
+    groups: list[list[Piece]] = []
+    current: list[Piece] = []
+    used = 0
+    for piece in pieces:
+        parts = [piece] if piece.n_tokens <= budget else split_long_piece(piece, budget, tokenizer)
+        for part in parts:
+            if current and (part.solo or current[-1].solo or used + part.n_tokens > budget):
+                # Prefer to break after a blank line (between definitions or
+                # paragraphs) in the second half of the group.
+                cut = len(current)
+                if not part.solo and not current[-1].solo:
+                    half = range(len(current) // 2, len(current) - 1)
+                    blanks = [k for k in half if not current[k].text.strip()]
+                    cut = blanks[-1] + 1 if blanks else cut
+                groups.append(current[:cut])
+                current = current[cut:]
+                used = sum(p.n_tokens for p in current)
+                if current and used + part.n_tokens > budget:
+                    groups.append(current)
+                    current, used = [], 0
+            current.append(part)
+            used += part.n_tokens
+    if current:
+        groups.append(current)
+    return groups
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """Context lines put before a chunk's own text (e.g. its class header)."""
+
+    text: str = ""
+    n_tokens: int = 0
+
+    def apply(self, body: str) -> str:
+        return f"{self.text}\n{body}" if self.text else body
+
+
+def make_chunk(
+    path: str,
+    language: str,
+    kind: str,
+    symbol: str | None,
+    first: int,
+    last: int,
+    text: str,
+    n_tokens: int,
+) -> Chunk:
+    """A :class:`Chunk` for 0-based rows ``first..last`` (stored 1-based)."""
+    start, end = first + 1, last + 1
+    return Chunk(
+        id=chunk_id(path, start, end, text),
+        path=path,
+        start_line=start,
+        end_line=end,
+        language=language,
+        kind=kind,
+        symbol=symbol,
+        text=text,
+        n_tokens=n_tokens,
+    )
+
+
+def group_chunks(
+    groups: Sequence[Sequence[Piece]],
+    *,
+    path: str,
+    language: str,
+    kind: str,
+    symbol: str | None,
+    prefix: Prefix = Prefix(),
+) -> list[Chunk]:
+    """One chunk per group of pieces, spanning the rows the pieces stand for."""
+    chunks = []
+    for group in groups:
+        if all(not p.text.strip() for p in group):
+            continue
+        body = "\n".join(p.text for p in group)
+        n = prefix.n_tokens + sum(p.n_tokens for p in group)
+        first = min(p.first for p in group)
+        last = max(p.last for p in group)
+        chunks.append(make_chunk(path, language, kind, symbol, first, last, prefix.apply(body), n))
+    return chunks

@@ -1,0 +1,216 @@
+"""``bm25``: lexical BM25 over code-aware tokens (SPEC §1.3), backed by ``bm25s``.
+
+Each chunk is tokenised with :class:`~retrieval_bench.retrieval.code_tokens.CodeTokenizer`
+(camelCase/snake_case split, whole identifiers kept), optionally followed by the
+tokens of its file path (``include_path=True``: a question naming ``payment``
+finds ``services/payment.py``). We build our own vocabulary and hand ``bm25s``
+token *ids* (its ``(ids, vocab)`` input form), so the exact same tokens feed
+both indexing and querying, and a query token the corpus never saw is simply
+dropped. A query left with no known token gets an empty result list.
+
+Scoring (``bm25s`` "eager" BM25: every (document, term) score is precomputed
+into a sparse matrix; a query sums the rows of its tokens). For a query ``q``
+and document ``d`` of length ``|d|`` in a corpus of ``N`` documents with
+average length ``avgdl``, term frequency ``tf`` and document frequency ``n``::
+
+    score(q, d) = Σ_{t ∈ q} idf(t) · tfc(tf(t, d), |d|)       (query repeats count)
+
+    L = 1 - b + b·|d|/avgdl
+    method      idf(t)                                tfc(tf)
+    lucene      log(1 + (N - n + 0.5) / (n + 0.5))     tf / (tf + k1·L)
+    robertson   log((N - n + 0.5) / (n + 0.5)), ≥ 0    tf / (tf + k1·L)
+    atire       log(N / n)                             tf·(k1+1) / (tf + k1·L)
+    bm25l       log((N + 1) / (n + 0.5))               (k1+1)(c+δ) / (k1+c+δ),  c = tf / L
+    bm25+       log((N + 1) / n)                       tf·(k1+1) / (tf + k1·L) + δ
+
+``idf_method`` may pick the idf column independently of the tfc column.
+
+**IDF versus rank_bm25.** ``rank_bm25.BM25Okapi`` uses the Robertson–Spärck Jones
+idf ``log((N - n + 0.5) / (n + 0.5))``, which is *negative* for terms in more
+than half of the documents; it replaces each negative idf by ``ε · mean(idf)``
+(ε = 0.25). ``bm25s`` "lucene" (our default, as in Lucene/Elasticsearch) uses
+``log(1 + (N - n + 0.5) / (n + 0.5))``, always positive and smooth; "robertson"
+clamps the inner ratio at 1, giving idf 0 instead of ε·mean. So rankings and
+scores differ. The exact counterpart of ``BM25Okapi`` is
+``method="atire", idf_method="robertson"`` (Okapi's tfc carries the ``(k1+1)``
+factor that bm25s' "robertson"/"lucene" tfc omits), and only while no query term
+has ``n > N/2``; ``bm25+`` with the same δ equals ``rank_bm25.BM25Plus``;
+``rank_bm25.BM25L`` multiplies its term score by an extra ``tf`` (a known bug)
+so it never matches. ``tests/unit/retrieval/test_bm25_reference.py`` checks all
+of this on real code.
+
+Candidates are the documents containing at least one query token; ties are
+broken by ascending chunk id, as everywhere in the toolkit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from itertools import chain
+from typing import Any
+
+import bm25s
+import numpy as np
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.registry import register
+from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
+from retrieval_bench.types import Chunk, Run
+
+METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+
+
+@register("retrievers", "bm25")
+class BM25Retriever:
+    """BM25 over code tokens of each chunk (+ its path), via ``bm25s``.
+
+    Parameters:
+        k1, b: the usual BM25 saturation and length-normalisation constants.
+        method: ``bm25s`` variant, one of :data:`METHODS` (default "lucene").
+        idf_method: idf variant if different from ``method`` (see module doc).
+        delta: δ of bm25l/bm25+ (ignored by the others).
+        include_path: append the tokens of the chunk's path to its text tokens.
+        stopwords, min_len, digits: tokenizer settings (see ``CodeTokenizer``);
+            ignored when ``tokenizer`` is given.
+        tokenizer: a ready :class:`CodeTokenizer` (or any ``str -> list[str]``).
+        dtype: score precision of the index ("float32" default, "float64").
+        name: the run name (to tell several configured bm25 runs apart).
+    """
+
+    def __init__(
+        self,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+        idf_method: str | None = None,
+        delta: float = 0.5,
+        include_path: bool = True,
+        stopwords: Iterable[str] | None = None,
+        min_len: int = 2,
+        digits: DigitsMode = "keep",
+        tokenizer: CodeTokenizer | None = None,
+        dtype: str = "float32",
+        name: str = "bm25",
+    ) -> None:
+        for label, value in (("method", method), ("idf_method", idf_method)):
+            if value is not None and value not in METHODS:
+                raise ConfigError(f"bm25: {label} {value!r} is not one of {', '.join(METHODS)}")
+        if dtype not in ("float32", "float64"):
+            raise ConfigError(f"bm25: dtype {dtype!r} must be 'float32' or 'float64'")
+        self.name = name
+        self.k1 = k1
+        self.b = b
+        self.method = method
+        self.idf_method = idf_method or method
+        self.delta = delta
+        self.include_path = include_path
+        self.dtype = dtype
+        self.tokenizer = tokenizer or CodeTokenizer(stopwords, min_len=min_len, digits=digits)
+        self._chunk_ids: list[str] = []
+        self._vocab: dict[str, int] = {}
+        self._model: bm25s.BM25 | None = None
+
+    def config(self) -> dict[str, Any]:
+        """Parameters that determine the scores (for result provenance)."""
+        return {
+            "k1": self.k1,
+            "b": self.b,
+            "method": self.method,
+            "idf_method": self.idf_method,
+            "delta": self.delta,
+            "include_path": self.include_path,
+            "dtype": self.dtype,
+            "tokenizer": getattr(self.tokenizer, "name", type(self.tokenizer).__name__),
+            "bm25s": bm25s.__version__,
+        }
+
+    # -- tokenisation (public so reference tests feed rank_bm25 the same tokens)
+
+    def doc_tokens(self, chunk: Chunk) -> list[str]:
+        """The tokens a chunk is indexed under."""
+        tokens = self.tokenizer(chunk.text)
+        if self.include_path:
+            tokens.extend(self.tokenizer(chunk.path))
+        return tokens
+
+    def query_tokens(self, text: str) -> list[str]:
+        """The tokens of a query that occur in the indexed vocabulary."""
+        return [t for t in self.tokenizer(text) if t in self._vocab]
+
+    # -- Retriever protocol
+
+    def index(self, corpus: Corpus) -> None:
+        """Tokenise every chunk and build the ``bm25s`` index (in memory)."""
+        self.index_tokens(
+            [c.id for c in corpus.chunks], (self.doc_tokens(c) for c in corpus.chunks)
+        )
+
+    def index_tokens(self, chunk_ids: list[str], docs: Iterable[list[str]]) -> None:
+        """Build the index from pre-tokenised documents (one per id, same order)."""
+        token_lists = docs if isinstance(docs, list) else list(docs)
+        # Ids in order of first occurrence; dict.fromkeys/map keep the loops in C.
+        vocab = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(token_lists)))}
+        doc_ids = [list(map(vocab.__getitem__, tokens)) for tokens in token_lists]
+        if len(doc_ids) != len(chunk_ids):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(doc_ids)} documents")
+        self._chunk_ids = list(chunk_ids)
+        self._vocab = vocab
+        self._model = None
+        if not vocab:  # empty corpus, or no chunk has a single token
+            return
+        model = bm25s.BM25(
+            k1=self.k1,
+            b=self.b,
+            delta=self.delta,
+            method=self.method,
+            idf_method=self.idf_method,
+            dtype=self.dtype,
+        )
+        model.index((doc_ids, vocab), create_empty_token=False, show_progress=False)
+        self._model = model
+
+    def scores(self, text: str) -> np.ndarray:
+        """Scores of every indexed chunk for one query (zeros if no token is known)."""
+        if self._model is None:
+            return np.zeros(len(self._chunk_ids))
+        ids = [self._vocab[t] for t in self.tokenizer(text) if t in self._vocab]
+        if not ids:
+            return np.zeros(len(self._chunk_ids))
+        return np.asarray(self._model.get_scores_from_ids(ids))
+
+    def search(self, queries: Mapping[str, str], k: int) -> Run:
+        """Top-``k`` chunks per query among those containing a query token."""
+        return Run(self.name, {qid: self._search_one(text, k) for qid, text in queries.items()})
+
+    def _search_one(self, text: str, k: int) -> dict[str, float]:
+        model = self._model
+        if model is None or k <= 0:
+            return {}
+        ids = [self._vocab[t] for t in self.tokenizer(text) if t in self._vocab]
+        if not ids:
+            return {}
+        scores = np.asarray(model.get_scores_from_ids(ids))
+        indptr = model.scores["indptr"]
+        indices = model.scores["indices"]
+        postings = [indices[indptr[t] : indptr[t + 1]] for t in set(ids)]
+        candidates = np.unique(np.concatenate(postings))
+        cand_scores = scores[candidates]
+        if len(candidates) > k:
+            # Keep everything tied with the k-th best, then break ties by chunk id.
+            kth = np.partition(cand_scores, len(cand_scores) - k)[len(cand_scores) - k]
+            keep = cand_scores >= kth
+            candidates, cand_scores = candidates[keep], cand_scores[keep]
+        chunk_ids = self._chunk_ids
+        ranked = sorted(
+            ((chunk_ids[int(i)], float(s)) for i, s in zip(candidates, cand_scores, strict=True)),
+            key=lambda kv: (-kv[1], kv[0]),
+        )
+        return dict(ranked[:k])
+
+    def __repr__(self) -> str:
+        return (
+            f"BM25Retriever(method={self.method!r}, k1={self.k1}, b={self.b}, "
+            f"docs={len(self._chunk_ids)})"
+        )

@@ -1,0 +1,397 @@
+"""``exact``: ripgrep over the working tree for words from the question (SPEC §1.3).
+
+Rungs (``terms=``), following seed 002's "exact search" source:
+
+* ``"raw"``: the question's words, minus stopwords, of 3+ characters;
+* ``"identifiers"`` (default): identifier-like strings in the question —
+  `` `backticked` `` text, snake_case, camelCase/PascalCase, dotted.names,
+  paths and file names (plus their stem), CONSTANTS, ``calls()`` — falling
+  back to the raw words when there are none (or only acronyms like ``API``);
+* ``"llm"``: keywords proposed by a language model. The model is not wired
+  here: pass ``keyword_provider`` (any ``question -> list[str]`` callable);
+  its output is cleaned like the other rungs.
+
+One real ``rg`` process per query searches the corpus root for all terms at
+once (``--json --fixed-strings -e T1 -e T2 …``). ripgrep obeys ``.gitignore``
+itself (``--no-require-git``: also outside a git checkout) and
+``.rbenchignore`` through ``--ignore-file``; parent, global and
+``.git/info/exclude`` ignores are switched off and hidden files are searched,
+as :mod:`retrieval_bench.files` does; and every hit outside the corpus's files
+is dropped, so ``exact`` never returns a chunk that the chunker left out
+(binary files, ignored files, files over the size limit).
+
+Each match line maps to the most specific chunk that spans it
+(:meth:`Corpus.chunks_at`). Scoring, for a chunk ``c`` with distinct matched
+terms ``T(c)`` and ``L(c)`` matching lines, ``N`` = files in the corpus and
+``df(t)`` = corpus files with a match of ``t`` in this search::
+
+    score(c) = Σ_{t ∈ T(c)} log(1 + N / df(t))  +  β · min(L(c) − 1, M)
+
+with β = ``line_bonus`` (0.02) and M = ``max_bonus_lines`` (30). Every term
+weighs at least log 2 ≈ 0.69 and the line bonus is at most 0.6, so extra lines
+never outweigh one more distinct term; rarer terms count more. A line that
+matches a longer term also credits the shorter terms it contains
+(``parse_json_line`` credits ``parse``), since ripgrep reports only the
+leftmost-first pattern at a position (terms are passed longest first).
+
+Runaway guards: ``--max-count`` matching lines per file (default 100; a term
+past that point in a file is not seen), ``--max-filesize``, and lines longer
+than ``max_columns`` are ignored (minified or generated text; rg's own
+``--max-columns`` has no effect on its JSON output, checked with rg 14.1.0).
+Non-UTF-8 paths and lines arrive as base64 ``bytes`` fields and are decoded.
+rg exit 1 (no match) gives an empty list; exit 2 (an error, e.g. an unreadable
+file) keeps what was found and records the message in :attr:`failures`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError, SnapshotError, ToolMissingError
+from retrieval_bench.files import ALWAYS_IGNORED, DEFAULT_MAX_BYTES
+from retrieval_bench.registry import register
+from retrieval_bench.retrieval.code_tokens import DEFAULT_STOPWORDS, word_set
+from retrieval_bench.types import Run
+
+log = logging.getLogger(__name__)
+
+KeywordProvider = Callable[[str], Sequence[str]]
+"""Hook for the "llm" rung: question → keywords to grep for."""
+
+QUESTION_WORDS = word_set(
+    "what which where when why how who does did should would could can "
+    "find show tell please want need used using use"
+)
+STOPWORDS = DEFAULT_STOPWORDS | QUESTION_WORDS
+MIN_TERM_LEN = 3
+_FILE_EXTENSIONS = word_set(
+    "py pyi js jsx ts tsx mjs cjs go rs java kt c h cc cpp hpp cs rb php swift scala "
+    "sh md rst txt json yaml yml toml ini cfg html css sql proto lock"
+)
+
+_WORD_RE = re.compile(r"\w+")
+_BACKTICK_RE = re.compile(r"`([^`\n]+)`")
+_PATH_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]*\w")
+_DOTTED_RE = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CALL_RE = re.compile(r"\b(\w+)\(")
+_CAMEL_RE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+
+
+def _good(term: str) -> bool:
+    return len(term) >= MIN_TERM_LEN and term.casefold() not in STOPWORDS
+
+
+def _dedupe(terms: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for t in terms:
+        t = t.strip().strip(".,;:!?\"'()[]{}<>")
+        if _good(t) and t.casefold() not in seen:
+            seen.add(t.casefold())
+            out.append(t)
+    return out
+
+
+def raw_terms(question: str) -> list[str]:
+    """Words of the question, minus stopwords, 3+ characters, first occurrence kept."""
+    return _dedupe(_WORD_RE.findall(question))
+
+
+def _identifier_kind(word: str) -> int:
+    """0: a plain word; 1: an acronym (API, CSV: weak evidence); 2: an identifier."""
+    core = word.strip("_")
+    if not core:
+        return 0
+    if core != word or "_" in core:  # snake_case, SCREAMING_SNAKE, _private, __dunder__
+        return 2
+    if _CAMEL_RE.search(core):  # camelCase, PascalCase with 2+ humps, HTTPServer
+        return 2
+    has_alpha, has_digit = any(c.isalpha() for c in core), any(c.isdigit() for c in core)
+    if has_alpha and has_digit:  # md5, utf8, p99
+        return 2
+    if core.isupper() and has_alpha:  # CONSTANT; short ones are acronyms
+        return 2 if len(core) > 4 else 1
+    return 0
+
+
+def identifier_terms(question: str) -> list[str]:
+    """Identifier-like strings of the question (see module doc).
+
+    Falls back to :func:`raw_terms` when there are none, or only acronyms of up
+    to 4 letters (``API``, ``CSV``: too weak alone; they are raw words too).
+    """
+    found: list[tuple[int, str]] = []
+    for m in _BACKTICK_RE.finditer(question):
+        found.append((m.start(), m.group(1).strip().removesuffix("()")))
+    for m in _PATH_RE.finditer(question):
+        name = m.group(0).rsplit("/", 1)[-1]
+        found.append((m.start(), name))
+        found.append((m.start(), name.split(".", 1)[0]))
+    for m in _DOTTED_RE.finditer(question):
+        dotted = m.group(0)
+        parts = dotted.split(".")
+        if all(len(p) == 1 for p in parts):  # e.g, i.e
+            continue
+        found.append((m.start(), dotted))
+        last = parts[-1]
+        found.append((m.start(), parts[0] if last.lower() in _FILE_EXTENSIONS else last))
+    for m in _CALL_RE.finditer(question):
+        found.append((m.start(), m.group(1)))
+    strong = bool(_dedupe([t for _, t in found]))
+    for m in _WORD_RE.finditer(question):
+        kind = _identifier_kind(m.group(0))
+        if kind:
+            found.append((m.start(), m.group(0)))
+            strong = strong or (kind == 2 and _good(m.group(0)))
+    if not strong:
+        return raw_terms(question)
+    found.sort(key=lambda pos_term: pos_term[0])  # stable: keeps per-position order
+    return _dedupe([t for _, t in found])
+
+
+TERM_EXTRACTORS: dict[str, KeywordProvider] = {"raw": raw_terms, "identifiers": identifier_terms}
+
+
+def find_rg(explicit: str | os.PathLike[str] | None = None) -> str:
+    """Path of the ripgrep binary: ``explicit``, on PATH, or next to ``sys.executable``."""
+    if explicit:
+        if Path(explicit).is_file():
+            return str(explicit)
+        raise ToolMissingError(f"ripgrep binary {explicit} does not exist; fix rg_path")
+    found = shutil.which("rg")
+    if found:
+        return found
+    for name in ("rg", "rg.exe"):
+        candidate = Path(sys.executable).parent / name
+        if candidate.is_file():
+            return str(candidate)
+    raise ToolMissingError(
+        f"ripgrep (rg) is not on PATH nor next to {sys.executable}; "
+        "install it with `pip install ripgrep==14.1.0`"
+    )
+
+
+def _field_text(obj: Mapping[str, Any] | None) -> str:
+    """Decode rg's ``{"text": …}`` or ``{"bytes": base64}`` (non-UTF-8 data) field."""
+    if not obj:
+        return ""
+    if "text" in obj:
+        return str(obj["text"])
+    return os.fsdecode(base64.b64decode(obj.get("bytes", "")))
+
+
+@register("retrievers", "exact")
+class ExactRetriever:
+    """ripgrep search mapped back to chunks (see module doc for the score).
+
+    Parameters:
+        terms: rung, "raw" | "identifiers" | "llm".
+        keyword_provider: the keyword source of the "llm" rung.
+        case: "ignore" (default), "smart" (rg's rule over all terms together:
+            case-sensitive as soon as one term has a capital) or "sensitive".
+        max_terms: at most this many terms per query (first in question order).
+        max_count: matching lines per file (rg ``--max-count``).
+        max_columns: ignore matching lines longer than this many characters.
+        max_filesize: rg ``--max-filesize`` in bytes (the chunker's file limit).
+        line_bonus, max_bonus_lines: β and M of the score.
+        timeout_s: per-query limit for the rg process.
+        rg_path: explicit ripgrep binary.
+    """
+
+    def __init__(
+        self,
+        *,
+        terms: str = "identifiers",
+        keyword_provider: KeywordProvider | None = None,
+        case: str = "ignore",
+        max_terms: int = 24,
+        max_count: int = 100,
+        max_columns: int = 4000,
+        max_filesize: int = DEFAULT_MAX_BYTES,
+        line_bonus: float = 0.02,
+        max_bonus_lines: int = 30,
+        timeout_s: float = 60.0,
+        rg_path: str | None = None,
+        name: str = "exact",
+    ) -> None:
+        if terms == "llm":
+            if keyword_provider is None:
+                raise ConfigError(
+                    "exact: terms='llm' needs a keyword_provider; use 'raw' or 'identifiers'"
+                )
+        elif terms not in TERM_EXTRACTORS:
+            raise ConfigError(
+                f"exact: terms {terms!r} is not one of {', '.join([*TERM_EXTRACTORS, 'llm'])}"
+            )
+        elif keyword_provider is not None:
+            raise ConfigError("exact: keyword_provider is only used with terms='llm'")
+        if case not in ("ignore", "smart", "sensitive"):
+            raise ConfigError(f"exact: case {case!r} must be 'ignore', 'smart' or 'sensitive'")
+        self.name = name
+        self.terms = terms
+        self.keyword_provider = keyword_provider
+        self.case = case
+        self.max_terms = max_terms
+        self.max_count = max_count
+        self.max_columns = max_columns
+        self.max_filesize = max_filesize
+        self.line_bonus = line_bonus
+        self.max_bonus_lines = max_bonus_lines
+        self.timeout_s = timeout_s
+        self.rg_path = rg_path
+        self._rg: str | None = None
+        self._corpus: Corpus | None = None
+        self._paths: frozenset[str] = frozenset()
+        self.last_terms: dict[str, list[str]] = {}
+        """query id → the terms searched in the last :meth:`search` (for drill-down)."""
+        self.failures: dict[str, str] = {}
+        """query id → ripgrep error of the last :meth:`search`."""
+
+    def config(self) -> dict[str, Any]:
+        """Parameters that determine the results (for provenance)."""
+        keys = ("terms", "case", "max_terms", "max_count", "max_columns", "line_bonus")
+        return {key: getattr(self, key) for key in (*keys, "max_bonus_lines")}
+
+    def extract_terms(self, question: str) -> list[str]:
+        """The terms this rung searches for ``question``, in question order, capped."""
+        if self.terms == "llm":
+            assert self.keyword_provider is not None
+            terms = _dedupe([str(t) for t in self.keyword_provider(question)])
+            terms = terms or identifier_terms(question)
+        else:
+            terms = list(TERM_EXTRACTORS[self.terms](question))
+        return terms[: self.max_terms]
+
+    def index(self, corpus: Corpus) -> None:
+        """Remember the corpus; ripgrep needs no index. Fails early if rg is missing."""
+        if not Path(corpus.root).is_dir():
+            raise SnapshotError(f"exact: corpus root {corpus.root} is not a folder; re-create it")
+        self._rg = find_rg(self.rg_path)
+        self._corpus = corpus
+        self._paths = frozenset(corpus.paths)
+
+    def search(self, queries: Mapping[str, str], k: int) -> Run:
+        """Top-``k`` chunks per query (see module doc for the score)."""
+        if self._corpus is None:
+            raise RuntimeError("ExactRetriever.search called before index()")
+        self.last_terms = {}
+        self.failures = {}
+        out: dict[str, dict[str, float]] = {}
+        for qid, question in queries.items():
+            terms = self.extract_terms(question)
+            self.last_terms[qid] = terms
+            out[qid] = self._search_one(qid, terms, k) if terms and k > 0 else {}
+        return Run(self.name, out)
+
+    # -- ripgrep
+
+    def _command(self, terms: Sequence[str]) -> list[str]:
+        assert self._rg is not None and self._corpus is not None
+        case_flag = {"ignore": "--ignore-case", "smart": "--smart-case"}.get(
+            self.case, "--case-sensitive"
+        )
+        cmd = [
+            self._rg,
+            "--json",
+            "--no-config",
+            "--fixed-strings",
+            case_flag,
+            "--no-require-git",
+            "--no-ignore-parent",
+            "--no-ignore-global",
+            "--no-ignore-exclude",
+            "--hidden",
+            f"--max-count={self.max_count}",
+            f"--max-filesize={self.max_filesize}",
+        ]
+        for entry in ALWAYS_IGNORED:
+            cmd += ["--glob", "!" + entry.rstrip("/")]
+        ignore_file = Path(self._corpus.root) / ".rbenchignore"
+        if ignore_file.is_file():
+            cmd.append(f"--ignore-file={ignore_file}")
+        for term in sorted(terms, key=len, reverse=True):  # longest wins at a position
+            cmd += ["-e", term]
+        return [*cmd, "--", "."]
+
+    def _run_rg(self, qid: str, terms: Sequence[str]) -> list[str]:
+        assert self._corpus is not None
+        try:
+            proc = subprocess.run(
+                self._command(terms),
+                cwd=self._corpus.root,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=self.timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            self.failures[qid] = f"ripgrep timed out after {self.timeout_s:g}s"
+            log.warning("exact: query %s: %s", qid, self.failures[qid])
+            return []
+        except OSError as exc:
+            raise ToolMissingError(f"ripgrep at {self._rg} cannot run: {exc}") from exc
+        if proc.returncode not in (0, 1):
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            self.failures[qid] = f"ripgrep exit {proc.returncode}: " + (err[0] if err else "")
+            log.warning("exact: query %s: %s", qid, self.failures[qid])
+        return proc.stdout.decode("utf-8", "replace").splitlines()
+
+    def _search_one(self, qid: str, terms: Sequence[str], k: int) -> dict[str, float]:
+        corpus = self._corpus
+        assert corpus is not None
+        # rg's smart case looks at all patterns together: one capital makes all sensitive.
+        insensitive = self.case == "ignore" or (
+            self.case == "smart" and all(t == t.lower() for t in terms)
+        )
+        normed = [(t, t.casefold() if insensitive else t) for t in terms]
+        file_terms: dict[str, set[str]] = {}
+        chunk_terms: dict[str, set[str]] = {}
+        chunk_lines: dict[str, set[int]] = {}
+        for raw in self._run_rg(qid, terms):
+            try:
+                msg = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if msg.get("type") != "match":
+                continue
+            data = msg["data"]
+            path = _field_text(data.get("path")).replace(os.sep, "/").removeprefix("./")
+            if path not in self._paths or len(_field_text(data.get("lines"))) > self.max_columns:
+                continue
+            matched: set[str] = set()
+            for sub in data.get("submatches", ()):
+                text = _field_text(sub.get("match"))
+                if insensitive:
+                    text = text.casefold()
+                matched.update(term for term, norm in normed if norm in text)
+            if not matched:
+                continue
+            file_terms.setdefault(path, set()).update(matched)
+            line = int(data["line_number"])
+            hits = corpus.chunks_at(path, line)
+            if hits:
+                cid = hits[0].id
+                chunk_terms.setdefault(cid, set()).update(matched)
+                chunk_lines.setdefault(cid, set()).add(line)
+        n_files = max(len(self._paths), 1)
+        df = Counter(t for ts in file_terms.values() for t in ts)
+        weight = {t: math.log(1.0 + n_files / d) for t, d in df.items()}
+        scores = {
+            cid: sum(weight[t] for t in sorted(ts))
+            + self.line_bonus * min(len(chunk_lines[cid]) - 1, self.max_bonus_lines)
+            for cid, ts in chunk_terms.items()
+        }
+        return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k])

@@ -1,0 +1,395 @@
+"""The results database: every benchmark run with its provenance and scores (SPEC §2).
+
+One embedded SQLite file (stdlib :mod:`sqlite3`) that the CLI ``compare``
+command and the web UI read. Design points:
+
+- **Concurrency.** WAL journal mode and a busy timeout, so several runs (in
+  threads or processes) can write the same store; every write transaction
+  starts with ``BEGIN IMMEDIATE`` so a writer waits for the lock up front
+  instead of failing on a read→write upgrade.
+- **Atomicity.** Each public write is one transaction; a crash mid-run
+  leaves earlier runs (and the earlier parts of this one) intact, and the
+  crashed run stays ``running`` so it can be told apart.
+- **Migrations.** ``schema_version`` records each applied migration of the
+  ordered :data:`MIGRATIONS`; opening a store applies the missing ones, once,
+  under the write lock (idempotent, safe when two processes open together).
+- **Provenance.** :func:`provenance` records what made the numbers: package
+  versions, models, dataset fingerprint, snapshot, tokenizer, git commit,
+  Python and platform (ARCHITECTURE.md: results that record their versions).
+
+NaN metric values are stored as NULL and read back as NaN.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.errors import RBenchError
+from retrieval_bench.store.provenance import provenance
+from retrieval_bench.store.schema import MIGRATIONS
+from retrieval_bench.types import StageResult
+
+__all__ = [
+    "MIGRATIONS",
+    "ResultsDB",
+    "ResultsDBError",
+    "RunRecord",
+    "StageInfo",
+    "UnknownRunError",
+    "new_run_id",
+    "provenance",
+]
+
+RUN_STATUSES = ("running", "done", "failed")
+
+
+class ResultsDBError(RBenchError):
+    """The results database cannot be opened or is asked for something it lacks."""
+
+
+class UnknownRunError(ResultsDBError, KeyError):
+    """No run with that id."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else "unknown run"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: str
+    name: str
+    created_at: str
+    finished_at: str | None
+    status: str
+    config: dict[str, Any]
+    provenance: dict[str, Any]
+    dataset_fingerprint: str | None
+    timings: dict[str, Any]
+    notes: str | None
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    stage: str
+    parent: str | None
+    seconds: float
+    llm_calls: int
+    llm_tokens: int
+    n_failures: int
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_run_id(when: datetime | None = None) -> str:
+    """``YYYYMMDD-HHMMSS-<6 hex>`` (UTC), sortable by creation time."""
+    return f"{(when or _now()):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _num(v: float | None) -> float | None:
+    return None if v is None or math.isnan(float(v)) else float(v)
+
+
+def _val(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+class ResultsDB:
+    """SQLite store of benchmark runs; one instance may be shared between threads.
+
+    Typical use: ``start_run`` → ``record_stage`` / ``record_query_metrics``
+    per stage → ``finish_run(run_id, "done" | "failed", timings)``.
+    """
+
+    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as e:
+            raise ResultsDBError(f"cannot open results database {self.path}: {e}") from e
+        self._lock = threading.RLock()
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        self.migrate()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ResultsDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._read("SELECT COALESCE(MAX(version), 0) FROM schema_version")[0][0])
+
+    def migrate(self) -> int:
+        """Apply missing :data:`MIGRATIONS` in order; return the resulting version."""
+        with self._tx() as c:
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            (current,) = c.execute(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_version"
+            ).fetchone()
+            if current > len(MIGRATIONS):
+                raise ResultsDBError(
+                    f"results database {self.path} has schema version {current}, newer than "
+                    f"this retrieval_bench ({len(MIGRATIONS)}); upgrade retrieval_bench"
+                )
+            for version in range(current + 1, len(MIGRATIONS) + 1):
+                for statement in MIGRATIONS[version - 1]:
+                    c.execute(statement)
+                c.execute(
+                    "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
+                    (version, _now().isoformat()),
+                )
+        return self.schema_version
+
+    def start_run(
+        self,
+        name: str,
+        config: Mapping[str, Any] | None = None,
+        provenance: Mapping[str, Any] | None = None,
+        dataset_fingerprint: str | None = None,
+        notes: str | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        """Insert a ``running`` run and return its id (generated unless given)."""
+        for _ in range(5):
+            rid = run_id or new_run_id()
+            try:
+                with self._tx() as c:
+                    c.execute(
+                        "INSERT INTO runs (id, name, created_at, status, config_json, "
+                        "provenance_json, dataset_fingerprint, notes) "
+                        "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
+                        (
+                            rid,
+                            name,
+                            _now().isoformat(),
+                            json.dumps(dict(config or {}), sort_keys=True, default=str),
+                            json.dumps(dict(provenance or {}), sort_keys=True, default=str),
+                            dataset_fingerprint,
+                            notes,
+                        ),
+                    )
+                return rid
+            except sqlite3.IntegrityError:
+                if run_id is not None:
+                    raise ResultsDBError(f"a run with id {run_id} already exists") from None
+        raise ResultsDBError("could not allocate a unique run id")  # pragma: no cover
+
+    def record_stage(
+        self,
+        run_id: str,
+        stage: str,
+        metrics: Mapping[str, Mapping[str, float]] | None = None,
+        *,
+        parent: str | None = None,
+        seconds: float = 0.0,
+        llm_calls: int = 0,
+        llm_tokens: int = 0,
+        failures: Mapping[str, str] | None = None,
+    ) -> None:
+        """Store one stage: its info, aggregate ``metrics`` (subset → metric → value)
+        and failed queries (query id → reason). Re-recording a stage replaces it."""
+        self._require(run_id)
+        failures = dict(failures or {})
+        with self._tx() as c:
+            (pos,) = c.execute(
+                "SELECT COALESCE((SELECT position FROM stage_info WHERE run_id = ? AND stage = ?),"
+                " (SELECT COUNT(*) FROM stage_info WHERE run_id = ?))",
+                (run_id, stage, run_id),
+            ).fetchone()
+            c.execute(
+                "INSERT OR REPLACE INTO stage_info (run_id, stage, parent, seconds, llm_calls, "
+                "llm_tokens, n_failures, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, stage, parent, seconds, llm_calls, llm_tokens, len(failures), pos),
+            )
+            c.execute("DELETE FROM stage_metrics WHERE run_id = ? AND stage = ?", (run_id, stage))
+            c.executemany(
+                "INSERT INTO stage_metrics (run_id, stage, subset, metric, value) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, stage, subset, metric, _num(value))
+                    for subset, values in (metrics or {}).items()
+                    for metric, value in values.items()
+                ],
+            )
+            c.execute("DELETE FROM failures WHERE run_id = ? AND stage = ?", (run_id, stage))
+            c.executemany(
+                "INSERT INTO failures (run_id, stage, query_id, reason) VALUES (?, ?, ?, ?)",
+                [(run_id, stage, q, reason) for q, reason in failures.items()],
+            )
+
+    def record_stage_result(
+        self,
+        run_id: str,
+        result: StageResult,
+        metrics: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
+        """:meth:`record_stage` from a :class:`~retrieval_bench.types.StageResult`."""
+        self.record_stage(
+            run_id,
+            result.name,
+            metrics,
+            parent=result.parent,
+            seconds=result.seconds,
+            llm_calls=result.llm_calls,
+            llm_tokens=result.llm_tokens,
+            failures=result.failures,
+        )
+
+    def record_query_metrics(
+        self, run_id: str, stage: str, per_query: Mapping[str, Mapping[str, float]]
+    ) -> int:
+        """Bulk-store per-query metrics (query id → metric → value); returns rows written."""
+        self._require(run_id)
+        rows = [
+            (run_id, stage, q, metric, _num(value))
+            for q, values in per_query.items()
+            for metric, value in values.items()
+        ]
+        with self._tx() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO query_metrics (run_id, stage, query_id, metric, value) "
+                "VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
+        return len(rows)
+
+    def finish_run(
+        self, run_id: str, status: str = "done", timings: Mapping[str, Any] | None = None
+    ) -> None:
+        """Mark a run ``done`` or ``failed`` and store its timings."""
+        if status not in RUN_STATUSES:
+            raise ResultsDBError(f"run status must be one of {RUN_STATUSES}, got {status!r}")
+        with self._tx() as c:
+            cur = c.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, timings_json = ? WHERE id = ?",
+                (status, _now().isoformat(), json.dumps(dict(timings or {}), default=str), run_id),
+            )
+            if cur.rowcount == 0:
+                raise UnknownRunError(f"no run {run_id!r} in {self.path}")
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run and everything recorded for it."""
+        with self._tx() as c:
+            c.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
+    _RUN_COLS = (
+        "id, name, created_at, finished_at, status, config_json, provenance_json, "
+        "dataset_fingerprint, timings_json, notes"
+    )
+
+    @staticmethod
+    def _record(row: tuple[Any, ...]) -> RunRecord:
+        rid, name, created, finished, status, cfg, prov, fp, timings, notes = row
+        return RunRecord(
+            rid, name, created, finished, status,
+            json.loads(cfg), json.loads(prov), fp, json.loads(timings), notes,
+        )  # fmt: skip
+
+    def list_runs(self) -> list[RunRecord]:
+        """All runs, newest first."""
+        rows = self._read(f"SELECT {self._RUN_COLS} FROM runs ORDER BY created_at DESC, id DESC")
+        return [self._record(r) for r in rows]
+
+    def get_run(self, run_id: str) -> RunRecord:
+        rows = self._read(f"SELECT {self._RUN_COLS} FROM runs WHERE id = ?", (run_id,))
+        if not rows:
+            raise UnknownRunError(f"no run {run_id!r} in {self.path}")
+        return self._record(rows[0])
+
+    def _require(self, run_id: str) -> None:
+        if not self._read("SELECT 1 FROM runs WHERE id = ?", (run_id,)):
+            raise UnknownRunError(f"no run {run_id!r} in {self.path}")
+
+    def stages(self, run_id: str) -> list[StageInfo]:
+        """Stage info in the order stages were first recorded."""
+        rows = self._read(
+            "SELECT stage, parent, seconds, llm_calls, llm_tokens, n_failures FROM stage_info "
+            "WHERE run_id = ? ORDER BY position",
+            (run_id,),
+        )
+        return [StageInfo(*r) for r in rows]
+
+    def stage_table(self, run_id: str, subset: str = "all") -> dict[str, dict[str, float]]:
+        """stage → metric → value for one subset; stages in the order first recorded,
+        metrics in the order given to :meth:`record_stage`."""
+        self._require(run_id)
+        rows = self._read(
+            "SELECT m.stage, m.metric, m.value FROM stage_metrics m "
+            "LEFT JOIN stage_info s ON s.run_id = m.run_id AND s.stage = m.stage "
+            "WHERE m.run_id = ? AND m.subset = ? ORDER BY s.position, m.stage, m.rowid",
+            (run_id, subset),
+        )
+        table: dict[str, dict[str, float]] = {}
+        for stage, metric, value in rows:
+            table.setdefault(stage, {})[metric] = _val(value)
+        return table
+
+    def subsets(self, run_id: str) -> list[str]:
+        rows = self._read(
+            "SELECT DISTINCT subset FROM stage_metrics WHERE run_id = ? ORDER BY subset", (run_id,)
+        )
+        return [r[0] for r in rows]
+
+    def query_metrics(self, run_id: str, stage: str) -> dict[str, dict[str, float]]:
+        """query id → metric → value for one stage."""
+        rows = self._read(
+            "SELECT query_id, metric, value FROM query_metrics WHERE run_id = ? AND stage = ?",
+            (run_id, stage),
+        )
+        out: dict[str, dict[str, float]] = {}
+        for q, metric, value in rows:
+            out.setdefault(q, {})[metric] = _val(value)
+        return out
+
+    def failures(self, run_id: str, stage: str | None = None) -> list[tuple[str, str, str]]:
+        """(stage, query id, reason) rows."""
+        sql = "SELECT stage, query_id, reason FROM failures WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if stage is not None:
+            sql += " AND stage = ?"
+            params.append(stage)
+        return [tuple(r) for r in self._read(sql + " ORDER BY stage, query_id", params)]

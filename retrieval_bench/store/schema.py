@@ -1,0 +1,71 @@
+"""Schema of the results database as ordered migrations (SPEC §2).
+
+:class:`retrieval_bench.store.db.ResultsDB` applies the migrations a store
+lacks, in order, and records each in ``schema_version``. Append new
+migrations at the end; never edit an applied one.
+
+Tables: ``runs`` (one row per benchmark run, with its resolved config,
+provenance, dataset fingerprint and timings), ``stage_info`` (per stage:
+parent stage, seconds, LLM calls/tokens, failures), ``stage_metrics``
+(aggregate metric per stage and subset such as ``all`` or
+``leaks_path=false``), ``query_metrics`` (per query) and ``failures``.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1: initial schema
+    (
+        """CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+            config_json TEXT NOT NULL DEFAULT '{}',
+            provenance_json TEXT NOT NULL DEFAULT '{}',
+            dataset_fingerprint TEXT,
+            timings_json TEXT NOT NULL DEFAULT '{}',
+            notes TEXT
+        )""",
+        """CREATE TABLE stage_info (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            stage TEXT NOT NULL,
+            parent TEXT,
+            seconds REAL NOT NULL DEFAULT 0,
+            llm_calls INTEGER NOT NULL DEFAULT 0,
+            llm_tokens INTEGER NOT NULL DEFAULT 0,
+            n_failures INTEGER NOT NULL DEFAULT 0,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (run_id, stage)
+        )""",
+        """CREATE TABLE stage_metrics (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            stage TEXT NOT NULL,
+            subset TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            value REAL,
+            UNIQUE (run_id, stage, subset, metric)
+        )""",
+        """CREATE TABLE query_metrics (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            stage TEXT NOT NULL,
+            query_id TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            value REAL,
+            PRIMARY KEY (run_id, stage, query_id, metric)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE failures (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            stage TEXT NOT NULL,
+            query_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            PRIMARY KEY (run_id, stage, query_id)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX runs_by_created ON runs (created_at)",
+    ),
+)
+"""Ordered schema migrations; migration i (1-based) is ``MIGRATIONS[i - 1]``.
+
+Append, never edit: a store records which versions it has applied.
+"""
