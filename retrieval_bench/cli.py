@@ -68,17 +68,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         for err in ds.row_errors:
             print(f"  warning: {ds.spec.questions}: {err}", file=sys.stderr)
         for qid, paths in ds.missing_gold.items():
-            print(f"  warning: {qid}: gold file(s) not in snapshot: {', '.join(paths)}", file=sys.stderr)
+            print(
+                f"  warning: {qid}: gold file(s) not in snapshot: {', '.join(paths)}",
+                file=sys.stderr,
+            )
 
     result = run_benchmark(cfg, _workspace(args), progress=progress, on_dataset=announce)
     if args.json:
-        print(json.dumps({"run_id": result.run_id, "tables": result.tables, "counts": result.counts}))
+        print(
+            json.dumps({"run_id": result.run_id, "tables": result.tables, "counts": result.counts})
+        )
         return EXIT_OK
     cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
     for subset, table in result.tables.items():
         if subset != "all" and not args.all_subsets and not subset.startswith("leaks_path"):
             continue
-        title = f"\n{cfg.name} [{subset}] ({result.counts[subset]} queries, file level, k={cfg.table_k})"
+        n = result.counts[subset]
+        title = f"\n{cfg.name} [{subset}] ({n} queries, file level, k={cfg.table_k})"
         print(format_table(table, cols, result.stage_order, title))
     print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
     return EXIT_OK
@@ -112,12 +118,9 @@ def _open_index(args: argparse.Namespace) -> Any:
 def cmd_index(args: argparse.Namespace) -> int:
     snapshot, index = _open_index(args)
     bar = _progress_bar()
-    existed = index.exists()
-    if existed and not args.rebuild:
-        stats = index.update(snapshot.root, lambda x: bar("update", x))
-    else:
-        stats = index.build(snapshot.root, lambda x: bar("build", x))
-    print(f"{'updated' if existed and not args.rebuild else 'built'} index for {snapshot.root}: {stats}")
+    action = "update" if index.exists() and not args.rebuild else "build"
+    stats = getattr(index, action)(snapshot.root, lambda x: bar(action, x))
+    print(f"{action} of the index for {snapshot.root}: {stats}")
     return EXIT_OK
 
 
@@ -135,8 +138,21 @@ def cmd_query(args: argparse.Namespace) -> int:
     run = retriever.search({"q": args.question}, args.n)
     hits = [(corpus.by_id[c], s) for c, s in run.ranked("q")]
     if args.json:
-        print(json.dumps([{"path": c.path, "start_line": c.start_line, "end_line": c.end_line,
-                           "symbol": c.symbol, "kind": c.kind, "score": s} for c, s in hits]))
+        print(
+            json.dumps(
+                [
+                    {
+                        "path": c.path,
+                        "start_line": c.start_line,
+                        "end_line": c.end_line,
+                        "symbol": c.symbol,
+                        "kind": c.kind,
+                        "score": s,
+                    }
+                    for c, s in hits
+                ]
+            )
+        )
         return EXIT_OK
     for rank, (chunk, score) in enumerate(hits, 1):
         sym = f"  {chunk.symbol}" if chunk.symbol else ""
@@ -153,8 +169,10 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         splits: dict[str, int] = {}
         for e in loaded.examples:
             splits[e.split or "-"] = splits.get(e.split or "-", 0) + 1
-        print(f"{args.file}: {len(loaded.examples)} examples, splits {splits}, "
-              f"fingerprint {jsonl.dataset_fingerprint(loaded.examples)[:16]}")
+        print(
+            f"{args.file}: {len(loaded.examples)} examples, splits {splits}, "
+            f"fingerprint {jsonl.dataset_fingerprint(loaded.examples)[:16]}"
+        )
         for err in loaded.errors:
             print(f"  error: {err}")
         if args.snapshot:
@@ -240,8 +258,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         code: int = args.func(args)
         return code

@@ -119,7 +119,9 @@ def _format_error(source: str, exc: ValidationError) -> str:
     return f"{source}: {loc}: {first['msg']}{more}"
 
 
-def parse_config(data: dict[str, Any], source: str = "config", base_dir: Path | None = None) -> BenchmarkConfig:
+def parse_config(
+    data: dict[str, Any], source: str = "config", base_dir: Path | None = None
+) -> BenchmarkConfig:
     """Validate a config mapping; relative dataset paths resolve against ``base_dir``."""
     try:
         cfg = BenchmarkConfig.model_validate(data)

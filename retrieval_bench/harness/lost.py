@@ -1,4 +1,4 @@
-""""Lost at stage X" attribution (SPEC §2).
+""" "Lost at stage X" attribution (SPEC §2).
 
 For each query, the gold files a stage dropped that its input had:
 

@@ -69,7 +69,12 @@ def _index_name(snapshot: Snapshot, chunker: Chunker, model: str) -> str:
     import json
 
     key = json.dumps(
-        {"snap": snapshot.fingerprint, "chunker": chunker.name, "cfg": chunker.config(), "m": model},
+        {
+            "snap": snapshot.fingerprint,
+            "chunker": chunker.name,
+            "cfg": chunker.config(),
+            "m": model,
+        },
         sort_keys=True,
         default=str,
     )
@@ -145,9 +150,7 @@ def _failed_stage(label: str, queries: dict[str, str], reason: str, t0: float) -
     )
 
 
-def run_retrievers(
-    ds: PreparedDataset, specs: Sequence[StageSpec], k: int
-) -> list[StageResult]:
+def run_retrievers(ds: PreparedDataset, specs: Sequence[StageSpec], k: int) -> list[StageResult]:
     """Each retriever alone over the dataset's queries."""
     queries = {e.id: e.query for e in ds.examples}
     results: list[StageResult] = []
@@ -167,7 +170,9 @@ def run_retrievers(
         run.name = spec.label
         failures = {q: "no result" for q in queries if q not in run.scores}
         results.append(
-            StageResult(spec.label, run, time.perf_counter() - t0, failures=failures, parent="corpus")
+            StageResult(
+                spec.label, run, time.perf_counter() - t0, failures=failures, parent="corpus"
+            )
         )
     return results
 
@@ -188,7 +193,5 @@ def run_fusions(
             results.append(_failed_stage(spec.label, queries, f"{type(exc).__name__}: {exc}", t0))
             continue
         run.name = spec.label
-        results.append(
-            StageResult(spec.label, run, time.perf_counter() - t0, parent="retrievers")
-        )
+        results.append(StageResult(spec.label, run, time.perf_counter() - t0, parent="retrievers"))
     return results

@@ -45,6 +45,7 @@ broken by ascending chunk id, as everywhere in the toolkit.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from itertools import chain
 from typing import Any
@@ -57,6 +58,9 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.registry import register
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
 from retrieval_bench.types import Chunk, Run
+
+# bm25s sets its own logger to DEBUG at import; keep its build chatter out of our output.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 

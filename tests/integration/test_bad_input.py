@@ -1,0 +1,136 @@
+"""SPEC §7 bad input, end to end through the CLI: a clear one-line error, nothing lost."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from tests.integration.conftest import write_config, write_jsonl
+
+pytestmark = pytest.mark.integration
+
+
+def _small_repo(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "tokens.py").write_text(
+        "def verify_token(token):\n    '''Check the signature of an auth token.'''\n"
+        "    return token.startswith('ok')\n"
+    )
+    (root / "src" / "broken.py").write_text("def oops(:\n    return 1\n\nclass Fine:\n    pass\n")
+    (root / "src" / "latin1.py").write_bytes("# caf\xe9 r\xe9sum\xe9\nMENU = 'cr\xeape'\n".encode("latin-1"))
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(64)))
+    (root / "empty.txt").write_text("")
+    return root
+
+
+def _run_json(cfg: Path, capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
+    code = main(["run", str(cfg), "--json"])
+    out = capsys.readouterr()
+    assert code == EXIT_OK, out.err
+    return json.loads(out.out)
+
+
+def test_missing_repository_is_one_line_error(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "query": "x", "gold_files": ["a.py"]}])
+    cfg = write_config(
+        tmp_path / "c.yaml",
+        [{"name": "d", "questions": str(q), "snapshot": str(tmp_path / "no-such-repo")}],
+        ["bm25"],
+    )
+    assert main(["run", str(cfg)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "no-such-repo" in err and "rbench: error:" in err
+
+
+def test_bad_files_rows_and_gold_do_not_stop_the_run(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _small_repo(tmp_path / "repo")
+    q = write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"id": "good", "query": "where is the auth token signature verified?",
+             "gold_files": ["src/tokens.py"]},
+            "{not json",
+            {"id": "nogold", "query": "missing gold"},
+            {"id": "ghost", "query": "verify token", "gold_files": ["src/gone.py"]},
+            {"id": "crepe", "query": "crepe menu", "gold_files": ["src/latin1.py"]},
+            {"id": "fine", "query": "class Fine", "gold_files": ["src/broken.py"]},
+        ],
+    )
+    cfg = write_config(
+        tmp_path / "c.yaml",
+        [{"name": "d", "questions": str(q), "snapshot": str(repo)}],
+        ["bm25", "exact"],
+    )
+    assert main(["run", str(cfg)]) == EXIT_OK
+    captured = capsys.readouterr()
+    # malformed rows are reported with their line number, the rest still run
+    assert "line 2" in captured.err and "line 3" in captured.err
+    # gold files absent from the snapshot are reported
+    assert "ghost" in captured.err and "src/gone.py" in captured.err
+    assert "(4 queries" in captured.out
+
+    db = sqlite3.connect(workspace / "rbench.sqlite")
+    (prov_json,) = db.execute("SELECT provenance_json FROM runs").fetchone()
+    info = json.loads(prov_json)["datasets"]["d"]
+    assert info["missing_gold"] == {"ghost": ["src/gone.py"]}
+    assert len(info["row_errors"]) == 2
+    rows = dict(
+        db.execute(
+            "SELECT query_id, value FROM query_metrics WHERE stage='bm25' AND metric='R@5'"
+        ).fetchall()
+    )
+    # the syntax-error file and the latin-1 file were chunked and found
+    assert rows["fine"] == 1.0 and rows["crepe"] == 1.0 and rows["good"] == 1.0
+    assert rows["ghost"] == 0.0
+
+
+def test_binary_and_empty_files_are_skipped_not_fatal(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _small_repo(tmp_path / "repo")
+    q = write_jsonl(
+        tmp_path / "q.jsonl",
+        [{"id": "png", "query": "PNG IHDR logo", "gold_files": ["logo.png"]}],
+    )
+    cfg = write_config(
+        tmp_path / "c.yaml", [{"name": "d", "questions": str(q), "snapshot": str(repo)}], ["bm25"]
+    )
+    result = _run_json(cfg, capsys)
+    assert result["counts"]["all"] == 1
+    assert result["tables"]["all"]["bm25"]["R@5"] == 0.0
+    db = sqlite3.connect(workspace / "rbench.sqlite")
+    (prov_json,) = db.execute("SELECT provenance_json FROM runs").fetchone()
+    # skipped (binary) files are not "missing gold": they exist, they just cannot be retrieved
+    assert json.loads(prov_json)["datasets"]["d"]["missing_gold"] == {}
+    assert json.loads(prov_json)["datasets"]["d"]["skipped_files"] >= 2
+
+
+def test_malformed_config_names_the_key(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: t\ndatasets: []\nretrievers: [{name: bm25}]\n")
+    assert main(["run", str(cfg)]) == EXIT_BAD_INPUT
+    assert "datasets" in capsys.readouterr().err
+
+
+def test_unknown_retriever_lists_choices(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _small_repo(tmp_path / "repo")
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "query": "x", "gold_files": ["src/tokens.py"]}])
+    cfg = write_config(
+        tmp_path / "c.yaml", [{"name": "d", "questions": str(q), "snapshot": str(repo)}], ["bm99"]
+    )
+    assert main(["run", str(cfg)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "bm99" in err and "bm25" in err
