@@ -126,33 +126,41 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_query(args: argparse.Namespace) -> int:
     from retrieval_bench import registry
-    from retrieval_bench.corpus import Corpus
+    from retrieval_bench.config import StageSpec
+    from retrieval_bench.harness.pipeline import _needs_vectors, build_corpus
+    from retrieval_bench.snapshot import open_snapshot
 
-    snapshot, index = _open_index(args)
-    if not index.exists():
-        index.build(snapshot.root, None)
-    corpus: Corpus = index.corpus(snapshot.root)
-    params: dict[str, Any] = {"codebase_index": index} if args.retriever == "dense" else {}
+    ws = _workspace(args)
+    snapshot = open_snapshot(args.repo, ws.snapshots_dir)
+    spec = StageSpec(name=args.retriever)
+    with_vectors = _needs_vectors([spec])
+    bar = _progress_bar()
+    corpus, index = build_corpus(
+        snapshot,
+        _chunker_from_args(args),
+        ws,
+        with_vectors=with_vectors,
+        progress=lambda x: bar("index", x),
+        index_uri=Path(args.index_uri) if args.index_uri else None,
+    )
+    params: dict[str, Any] = {"codebase_index": index} if with_vectors else {}
     retriever = registry.create("retrievers", args.retriever, **params)
     retriever.index(corpus)
     run = retriever.search({"q": args.question}, args.n)
     hits = [(corpus.by_id[c], s) for c, s in run.ranked("q")]
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "path": c.path,
-                        "start_line": c.start_line,
-                        "end_line": c.end_line,
-                        "symbol": c.symbol,
-                        "kind": c.kind,
-                        "score": s,
-                    }
-                    for c, s in hits
-                ]
-            )
-        )
+        rows = [
+            {
+                "path": c.path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "symbol": c.symbol,
+                "kind": c.kind,
+                "score": s,
+            }
+            for c, s in hits
+        ]
+        print(json.dumps(rows))
         return EXIT_OK
     for rank, (chunk, score) in enumerate(hits, 1):
         sym = f"  {chunk.symbol}" if chunk.symbol else ""

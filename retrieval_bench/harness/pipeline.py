@@ -81,6 +81,33 @@ def _index_name(snapshot: Snapshot, chunker: Chunker, model: str) -> str:
     return f"{Path(snapshot.root).name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
+def build_corpus(
+    snapshot: Snapshot,
+    chunker: Chunker,
+    ws: Workspace,
+    *,
+    with_vectors: bool,
+    progress: Callable[[float], None] | None = None,
+    index_uri: Path | None = None,
+) -> tuple[Corpus, Any]:
+    """Chunk a snapshot; with vectors, through the (built or updated) LanceDB index."""
+    if not with_vectors:
+        report = WalkReport()
+        chunks = list(chunk_tree(snapshot.root, chunker, report))
+        return Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped)), None
+    from retrieval_bench.index.embed import default_embedder
+    from retrieval_bench.index.store import CodebaseIndex
+
+    embedder = default_embedder(ws)
+    name = _index_name(snapshot, chunker, embedder.name)
+    index = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder)
+    if index.exists():
+        index.update(snapshot.root, progress)
+    else:
+        index.build(snapshot.root, progress)
+    return index.corpus(snapshot.root), index
+
+
 def prepare_dataset(
     spec: DatasetSpec,
     cfg: BenchmarkConfig,
@@ -103,29 +130,13 @@ def prepare_dataset(
         examples = examples[: spec.limit]
 
     t0 = time.perf_counter()
-    chunker = make_chunker(cfg.chunker)
-    codebase_index = None
-    if _needs_vectors(cfg.retrievers):
-        from retrieval_bench.index.embed import default_embedder
-        from retrieval_bench.index.store import CodebaseIndex
-
-        embedder = default_embedder(ws)
-        name = _index_name(snapshot, chunker, embedder.name)
-        codebase_index = CodebaseIndex(ws.index_dir, name, chunker, embedder)
-
-        def on_progress(x: float) -> None:
-            if progress:
-                progress(f"index {spec.name}", x)
-
-        if codebase_index.exists():
-            codebase_index.update(snapshot.root, on_progress)
-        else:
-            codebase_index.build(snapshot.root, on_progress)
-        corpus = codebase_index.corpus(snapshot.root)
-    else:
-        report = WalkReport()
-        chunks = list(chunk_tree(snapshot.root, chunker, report))
-        corpus = Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped))
+    corpus, codebase_index = build_corpus(
+        snapshot,
+        make_chunker(cfg.chunker),
+        ws,
+        with_vectors=_needs_vectors(cfg.retrievers),
+        progress=(lambda x: progress(f"index {spec.name}", x)) if progress else None,
+    )
     timings["chunk_index"] = time.perf_counter() - t0
 
     file_set = set(corpus.paths) | set(corpus.skipped)

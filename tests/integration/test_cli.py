@@ -1,0 +1,82 @@
+"""The CLI's other subcommands against the fixture repos (real ripgrep, real files)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from tests.integration.conftest import FIXTURES, write_jsonl
+
+pytestmark = pytest.mark.integration
+
+
+def test_dataset_inspect_reports_counts_and_missing_gold(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = FIXTURES / "shopapi" / "questions.jsonl"
+    assert main(["dataset", "inspect", str(q), "--snapshot", str(FIXTURES / "shopapi")]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "33 examples" in out and "missing gold" not in out
+
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl",
+        [{"id": "a", "query": "q", "gold_files": ["nope.py"]}, "[1, 2]"],
+    )
+    assert main(["dataset", "inspect", str(bad), "--snapshot", str(FIXTURES / "shopapi")]) == (
+        EXIT_BAD_INPUT
+    )
+    out = capsys.readouterr().out
+    assert "line 2" in out and "missing gold: a: nope.py" in out
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "exact"])
+def test_query_finds_the_token_check(
+    retriever: str, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "query",
+            str(FIXTURES / "shopapi"),
+            "where are auth tokens verified?",
+            "--retriever",
+            retriever,
+            "-n",
+            "5",
+            "--json",
+        ]
+    )
+    assert code == EXIT_OK
+    hits = json.loads(capsys.readouterr().out)
+    assert 0 < len(hits) <= 5
+    assert any(h["path"] == "src/shopapi/auth/tokens.py" for h in hits)
+
+
+def test_dataset_mine_from_git_history(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+        )
+
+    git("init", "-q")
+    (repo / "app.py").write_text("def handler():\n    return 1\n")
+    git("add", ".")
+    git("commit", "-qm", "Initial import of the service")
+    (repo / "app.py").write_text("def handler():\n    return 2\n")
+    git("commit", "-qam", "Return two from the request handler")
+    out = tmp_path / "mined.jsonl"
+    assert main(["dataset", "mine", str(repo), str(out)]) == EXIT_OK
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["gold_files"] for r in rows] == [["app.py"]]
+    assert rows[0]["query"].startswith("Return two from the request handler")
