@@ -35,7 +35,13 @@ def _progress_bar() -> Any:
         bar = bars.get(label)
         if bar is None:
             bar = bars[label] = tqdm(
-                total=1000, desc=label, unit="‰", file=sys.stderr, leave=False, mininterval=0.3
+                total=1000,
+                desc=label,
+                unit="‰",
+                file=sys.stderr,
+                leave=False,
+                mininterval=0.3,
+                disable=None,  # no bar when stderr is not a terminal
             )
         bar.n = int(fraction * 1000)
         bar.refresh()
@@ -143,9 +149,11 @@ def cmd_query(args: argparse.Namespace) -> int:
         progress=lambda x: bar("index", x),
         index_uri=Path(args.index_uri) if args.index_uri else None,
     )
-    params: dict[str, Any] = {"codebase_index": index} if with_vectors else {}
-    retriever = registry.create("retrievers", args.retriever, **params)
-    retriever.index(corpus)
+    retriever = registry.create("retrievers", args.retriever)
+    if with_vectors:
+        retriever.index(corpus, codebase_index=index)
+    else:
+        retriever.index(corpus)
     run = retriever.search({"q": args.question}, args.n)
     hits = [(corpus.by_id[c], s) for c, s in run.ranked("q")]
     if args.json:

@@ -70,9 +70,7 @@ class Run:
 
     def __init__(self, name: str, scores: Mapping[str, Mapping[str, float]] | None = None):
         self.name = name
-        self.scores: dict[str, dict[str, float]] = {
-            q: dict(d) for q, d in (scores or {}).items()
-        }
+        self.scores: dict[str, dict[str, float]] = {q: dict(d) for q, d in (scores or {}).items()}
 
     def ranked(self, query_id: str, k: int | None = None) -> list[tuple[str, float]]:
         """Chunk ids with scores for one query, best first, ties by id."""

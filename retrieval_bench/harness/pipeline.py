@@ -56,12 +56,14 @@ def make_chunker(spec: StageSpec) -> Chunker:
     return chunker
 
 
+def _takes_codebase_index(factory: object) -> bool:
+    """Retrievers whose ``index()`` accepts a ``codebase_index`` reuse the LanceDB vectors."""
+    index = getattr(factory, "index", None)
+    return index is not None and "codebase_index" in inspect.signature(index).parameters
+
+
 def _needs_vectors(specs: Sequence[StageSpec]) -> bool:
-    for spec in specs:
-        factory = registry.get("retrievers", spec.name)
-        if "codebase_index" in inspect.signature(factory).parameters:
-            return True
-    return False
+    return any(_takes_codebase_index(registry.get("retrievers", s.name)) for s in specs)
 
 
 def _index_name(snapshot: Snapshot, chunker: Chunker, model: str) -> str:
@@ -167,13 +169,12 @@ def run_retrievers(ds: PreparedDataset, specs: Sequence[StageSpec], k: int) -> l
     results: list[StageResult] = []
     for spec in specs:
         t0 = time.perf_counter()
-        params = spec.params()
-        factory = registry.get("retrievers", spec.name)
-        if "codebase_index" in inspect.signature(factory).parameters:
-            params["codebase_index"] = ds.codebase_index
         try:
-            retriever = registry.create("retrievers", spec.name, **params)
-            retriever.index(ds.corpus)
+            retriever = registry.create("retrievers", spec.name, **spec.params())
+            if _takes_codebase_index(retriever):
+                retriever.index(ds.corpus, codebase_index=ds.codebase_index)
+            else:
+                retriever.index(ds.corpus)
             run = retriever.search(queries, k)
         except (RBenchError, OSError, RuntimeError, ValueError) as exc:
             results.append(_failed_stage(spec.label, queries, f"{type(exc).__name__}: {exc}", t0))

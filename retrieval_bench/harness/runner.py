@@ -147,9 +147,9 @@ def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any])
     )
     with (out_dir / "query_metrics.jsonl").open("w") as fh:
         for o in result.outcomes:
-            for stage, rows in o.per_query.items():
+            for stage_name, rows in o.per_query.items():
                 for qid, metrics in rows.items():
-                    rec = {"dataset": o.prepared.spec.name, "stage": stage, "query_id": qid}
+                    rec = {"dataset": o.prepared.spec.name, "stage": stage_name, "query_id": qid}
                     fh.write(json.dumps({**rec, "metrics": metrics}) + "\n")
     for o in result.outcomes:
         ds_dir = out_dir / "runs" / o.prepared.spec.name

@@ -21,7 +21,9 @@ def _small_repo(root: Path) -> Path:
         "    return token.startswith('ok')\n"
     )
     (root / "src" / "broken.py").write_text("def oops(:\n    return 1\n\nclass Fine:\n    pass\n")
-    (root / "src" / "latin1.py").write_bytes("# caf\xe9 r\xe9sum\xe9\nMENU = 'cr\xeape'\n".encode("latin-1"))
+    (root / "src" / "latin1.py").write_bytes(
+        "# caf\xe9 r\xe9sum\xe9\nMENU = 'cr\xeape'\n".encode("latin-1")
+    )
     (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(64)))
     (root / "empty.txt").write_text("")
     return root
@@ -56,8 +58,11 @@ def test_bad_files_rows_and_gold_do_not_stop_the_run(
     q = write_jsonl(
         tmp_path / "q.jsonl",
         [
-            {"id": "good", "query": "where is the auth token signature verified?",
-             "gold_files": ["src/tokens.py"]},
+            {
+                "id": "good",
+                "query": "where is the auth token signature verified?",
+                "gold_files": ["src/tokens.py"],
+            },
             "{not json",
             {"id": "nogold", "query": "missing gold"},
             {"id": "ghost", "query": "verify token", "gold_files": ["src/gone.py"]},
@@ -127,7 +132,9 @@ def test_unknown_retriever_lists_choices(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = _small_repo(tmp_path / "repo")
-    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "query": "x", "gold_files": ["src/tokens.py"]}])
+    q = write_jsonl(
+        tmp_path / "q.jsonl", [{"id": "a", "query": "x", "gold_files": ["src/tokens.py"]}]
+    )
     cfg = write_config(
         tmp_path / "c.yaml", [{"name": "d", "questions": str(q), "snapshot": str(repo)}], ["bm99"]
     )

@@ -8,6 +8,8 @@ packaged MiniLM and the real ``window``/``ast`` chunkers.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -206,6 +208,28 @@ def test_crash_between_table_write_and_manifest_switch(
     monkeypatch.undo()
     index.update(repo)
     assert "app/new.py" in _paths(index) and _tables(index) == [_manifest(index)["table"]]
+
+
+def test_concurrent_builds_of_one_index_are_serialised(
+    index: CodebaseIndex, repo: Path, fake: CountingEmbedder
+) -> None:
+    twin = CodebaseIndex(index.uri, "shop", LineChunker(3), CountingEmbedder())
+    errors: list[BaseException] = []
+
+    def run(idx: CodebaseIndex) -> None:
+        try:
+            idx.build(repo, lambda _p: time.sleep(0.005))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in (index, twin)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert index.exists() and _tables(index) == [_manifest(index)["table"]]
+    assert index.query("parse json loads", 1)[0][0].path == "app/jsonio.py"
 
 
 def test_exists_is_false_for_another_chunker_config(index: CodebaseIndex, repo: Path) -> None:

@@ -69,7 +69,9 @@ def test_table_k_joins_ks() -> None:
 
 def test_load_yaml_and_toml(tmp_path: Path) -> None:
     y = tmp_path / "c.yaml"
-    y.write_text("name: t\ndatasets: [{name: a, questions: q.jsonl, snapshot: r}]\nretrievers: [{name: bm25}]\n")
+    y.write_text(
+        "name: t\ndatasets: [{name: a, questions: q.jsonl, snapshot: r}]\nretrievers: [{name: bm25}]\n"
+    )
     t = tmp_path / "c.toml"
     t.write_text(
         'name = "t"\n[[datasets]]\nname = "a"\nquestions = "q.jsonl"\nsnapshot = "r"\n'

