@@ -106,56 +106,36 @@ def _chunker_from_args(args: argparse.Namespace) -> Any:
     return registry.create("chunkers", args.chunker, **params)
 
 
-def _open_index(args: argparse.Namespace) -> Any:
-    from retrieval_bench.harness.pipeline import _index_name
-    from retrieval_bench.index.embed import default_embedder
-    from retrieval_bench.index.store import CodebaseIndex
-    from retrieval_bench.snapshot import open_snapshot
-
-    ws = _workspace(args)
-    snapshot = open_snapshot(args.repo, ws.snapshots_dir)
-    chunker = _chunker_from_args(args)
-    embedder = default_embedder(ws)
-    uri = Path(args.index_uri) if args.index_uri else ws.index_dir
-    index = CodebaseIndex(uri, _index_name(snapshot, chunker, embedder.name), chunker, embedder)
-    return snapshot, index
-
-
 def cmd_index(args: argparse.Namespace) -> int:
-    snapshot, index = _open_index(args)
+    from retrieval_bench import api
+
     bar = _progress_bar()
-    action = "update" if index.exists() and not args.rebuild else "build"
-    stats = getattr(index, action)(snapshot.root, lambda x: bar(action, x))
-    print(f"{action} of the index for {snapshot.root}: {stats}")
+    stats = api.index(
+        args.repo,
+        _chunker_from_args(args),
+        _workspace(args),
+        Path(args.index_uri) if args.index_uri else None,
+        rebuild=args.rebuild,
+        progress=lambda x: bar("index", x),
+    )
+    print(f"index of {args.repo}: {stats}")
     return EXIT_OK
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from retrieval_bench import registry
-    from retrieval_bench.config import StageSpec
-    from retrieval_bench.harness.pipeline import _needs_vectors, build_corpus
-    from retrieval_bench.snapshot import open_snapshot
+    from retrieval_bench import api
 
-    ws = _workspace(args)
-    snapshot = open_snapshot(args.repo, ws.snapshots_dir)
-    spec = StageSpec(name=args.retriever)
-    with_vectors = _needs_vectors([spec])
     bar = _progress_bar()
-    corpus, index = build_corpus(
-        snapshot,
+    hits = api.query(
+        args.repo,
+        args.question,
+        args.retriever,
+        args.n,
         _chunker_from_args(args),
-        ws,
-        with_vectors=with_vectors,
+        _workspace(args),
+        Path(args.index_uri) if args.index_uri else None,
         progress=lambda x: bar("index", x),
-        index_uri=Path(args.index_uri) if args.index_uri else None,
     )
-    retriever = registry.create("retrievers", args.retriever)
-    if with_vectors:
-        retriever.index(corpus, codebase_index=index)
-    else:
-        retriever.index(corpus)
-    run = retriever.search({"q": args.question}, args.n)
-    hits = [(corpus.by_id[c], s) for c, s in run.ranked("q")]
     if args.json:
         rows = [
             {

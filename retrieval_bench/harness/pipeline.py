@@ -8,7 +8,9 @@ same gold for every stage.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -67,16 +69,17 @@ def _needs_vectors(specs: Sequence[StageSpec]) -> bool:
 
 
 def _index_name(snapshot: Snapshot, chunker: Chunker, model: str) -> str:
-    import hashlib
-    import json
+    """One index per (repository, chunker config, model).
 
+    A folder is a working tree that changes under us, so its index is keyed by
+    its location and kept current with ``update``; git and PyPI snapshots are
+    immutable, so they are keyed by their content fingerprint.
+    """
+    where = (
+        str(Path(snapshot.root).resolve()) if snapshot.kind == "folder" else snapshot.fingerprint
+    )
     key = json.dumps(
-        {
-            "snap": snapshot.fingerprint,
-            "chunker": chunker.name,
-            "cfg": chunker.config(),
-            "m": model,
-        },
+        {"snap": where, "chunker": chunker.name, "cfg": chunker.config(), "m": model},
         sort_keys=True,
         default=str,
     )

@@ -80,3 +80,28 @@ def test_dataset_mine_from_git_history(
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["gold_files"] for r in rows] == [["app.py"]]
     assert rows[0]["query"].startswith("Return two from the request handler")
+
+
+def test_index_then_dense_query_then_update(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from retrieval_bench import api
+
+    repo = tmp_path / "shopapi"
+    shutil.copytree(FIXTURES / "shopapi", repo)
+    assert main(["index", str(repo)]) == EXIT_OK
+    assert "index of" in capsys.readouterr().out
+    assert main(["query", str(repo), "which env var sets the database URL?", "--json"]) == EXIT_OK
+    hits = json.loads(capsys.readouterr().out)
+    assert len(hits) == 10 and hits[0]["score"] >= hits[-1]["score"]
+    assert any(h["path"] == "src/shopapi/settings.py" for h in hits[:5])
+
+    unchanged = api.index(str(repo))
+    assert unchanged.files_changed == 0 and unchanged.texts_embedded == 0
+    target = repo / "src" / "shopapi" / "settings.py"
+    target.write_text(target.read_text() + "\nEXTRA_FLAG = 'on'\n")
+    touched = api.index(str(repo))
+    assert touched.files_changed == 1
+    assert touched.chunks_reused > 100

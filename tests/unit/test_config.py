@@ -70,7 +70,8 @@ def test_table_k_joins_ks() -> None:
 def test_load_yaml_and_toml(tmp_path: Path) -> None:
     y = tmp_path / "c.yaml"
     y.write_text(
-        "name: t\ndatasets: [{name: a, questions: q.jsonl, snapshot: r}]\nretrievers: [{name: bm25}]\n"
+        "name: t\ndatasets: [{name: a, questions: q.jsonl, snapshot: r}]\n"
+        "retrievers: [{name: bm25}]\n"
     )
     t = tmp_path / "c.toml"
     t.write_text(

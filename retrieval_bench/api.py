@@ -1,0 +1,97 @@
+"""The Python API, mirroring the CLI (SPEC §6).
+
+from retrieval_bench import api
+result = api.run("benchmarks/configs/fixtures.yaml")
+result.tables["all"]["rrf"]["F1@5"]
+api.query("fixtures/repos/shopapi", "where are auth tokens verified?", retriever="bm25")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench import registry
+from retrieval_bench.chunking.base import Chunker
+from retrieval_bench.config import BenchmarkConfig, StageSpec, load_config
+from retrieval_bench.harness.pipeline import (
+    Progress,
+    _index_name,
+    _needs_vectors,
+    _takes_codebase_index,
+    build_corpus,
+)
+from retrieval_bench.harness.runner import BenchmarkResult, run_benchmark
+from retrieval_bench.snapshot import open_snapshot
+from retrieval_bench.types import Chunk
+from retrieval_bench.workspace import Workspace
+
+
+def run(
+    config: BenchmarkConfig | str | Path,
+    workspace: Workspace | None = None,
+    progress: Progress | None = None,
+) -> BenchmarkResult:
+    """``rbench run``: run a benchmark config (object or YAML/TOML path)."""
+    cfg = config if isinstance(config, BenchmarkConfig) else load_config(config)
+    return run_benchmark(cfg, workspace, progress)
+
+
+def make_chunker(name: str = "ast", **params: Any) -> Chunker:
+    chunker: Chunker = registry.create("chunkers", name, **params)
+    return chunker
+
+
+def index(
+    repo: str,
+    chunker: Chunker | None = None,
+    workspace: Workspace | None = None,
+    index_uri: Path | None = None,
+    rebuild: bool = False,
+    progress: Any = None,
+) -> Any:
+    """``rbench index``: build or update the LanceDB index of a repository; returns BuildStats."""
+    from retrieval_bench.index.embed import default_embedder
+    from retrieval_bench.index.store import CodebaseIndex
+
+    ws = workspace or Workspace.default()
+    snapshot = open_snapshot(repo, ws.snapshots_dir)
+    chunker = chunker or make_chunker()
+    embedder = default_embedder(ws)
+    name = _index_name(snapshot, chunker, embedder.name)
+    store = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder)
+    if store.exists() and not rebuild:
+        return store.update(snapshot.root, progress)
+    return store.build(snapshot.root, progress)
+
+
+def query(
+    repo: str,
+    question: str,
+    retriever: str = "dense",
+    n: int = 10,
+    chunker: Chunker | None = None,
+    workspace: Workspace | None = None,
+    index_uri: Path | None = None,
+    progress: Any = None,
+    **params: Any,
+) -> list[tuple[Chunk, float]]:
+    """``rbench query``: the top ``n`` chunks of one retriever for one question."""
+    ws = workspace or Workspace.default()
+    snapshot = open_snapshot(repo, ws.snapshots_dir)
+    with_vectors = _needs_vectors([StageSpec(name=retriever)])
+    corpus, store = build_corpus(
+        snapshot,
+        chunker or make_chunker(),
+        ws,
+        with_vectors=with_vectors,
+        progress=progress,
+        index_uri=index_uri,
+    )
+    searcher = registry.create("retrievers", retriever, **params)
+    if _takes_codebase_index(searcher):
+        searcher.index(corpus, codebase_index=store)
+    else:
+        searcher.index(corpus)
+    run_ = searcher.search({"q": question}, n)
+    return [(corpus.by_id[c], s) for c, s in run_.ranked("q")]
