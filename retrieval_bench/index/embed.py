@@ -99,7 +99,9 @@ def _load_model(path: str, device: str) -> Any:
     """One loaded model per (path, device) per process: the index build and the
     dense retriever's query encoder share it instead of loading it twice."""
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # its "Loading weights" bar is noise in our tables
     return SentenceTransformer(path, device=device)
 
 
