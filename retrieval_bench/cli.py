@@ -54,7 +54,7 @@ def _progress_bar() -> Any:
 # --------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.report import format_table, stage_columns
+    from retrieval_bench.harness.report import format_table, span_columns, stage_columns
     from retrieval_bench.harness.runner import run_benchmark
 
     cfg = load_config(args.config)
@@ -92,6 +92,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         n = result.counts[subset]
         title = f"\n{cfg.name} [{subset}] ({n} queries, file level, k={cfg.table_k})"
         print(format_table(table, cols, result.stage_order, title))
+        spans = span_columns(cfg.table_k)
+        if subset == "all" and any(spans[0] in row for row in table.values()):
+            title = f"\n{cfg.name} [{subset}] span level (queries with gold spans, k={cfg.table_k})"
+            print(format_table(table, spans, result.stage_order, title))
     print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
     return EXIT_OK
 

@@ -12,6 +12,11 @@ def stage_columns(k: int, budgets: Sequence[int]) -> list[str]:
     return cols + ["lost", "seconds"]
 
 
+def span_columns(k: int) -> list[str]:
+    """Span-level view (datasets with gold line spans): lines and chunks at k."""
+    return [f"line_P@{k}", f"line_R@{k}", f"line_F1@{k}", f"chunk_Hit@{k}", "chunk_MRR"]
+
+
 def _fmt(value: float | None, metric: str) -> str:
     if value is None:
         return "-"

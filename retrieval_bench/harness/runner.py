@@ -132,8 +132,15 @@ def _aggregate(
         ]
         if not rows:
             continue
-        names = sorted({m for r in rows for m in r})
-        table[stage] = {m: sum(r.get(m, 0.0) for r in rows) / len(rows) for m in names}
+        # each metric is averaged over the queries that have it (span-level
+        # metrics exist only for queries with gold spans)
+        sums: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        for r in rows:
+            for m, v in r.items():
+                sums[m] = sums.get(m, 0.0) + v
+                counts[m] = counts.get(m, 0) + 1
+        table[stage] = {m: sums[m] / counts[m] for m in sorted(sums)}
         table[stage]["seconds"] = sum(
             s.seconds for o in outcomes for s in o.stages if s.name == stage
         )

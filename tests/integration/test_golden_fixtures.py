@@ -21,7 +21,20 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).with_name("golden_fixtures.json")
-METRICS = ("P@5", "R@5", "F1@5", "Acc@5", "MRR", "nDCG@5", "F1@8k", "P@1", "R@10", "lost")
+METRICS = (
+    "P@5",
+    "R@5",
+    "F1@5",
+    "Acc@5",
+    "MRR",
+    "nDCG@5",
+    "F1@8k",
+    "P@1",
+    "R@10",
+    "lost",
+    "line_F1@5",
+    "chunk_MRR",
+)
 
 
 def _run(home: Path) -> Any:
