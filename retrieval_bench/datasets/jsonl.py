@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,26 +66,42 @@ def load_examples(path: str | Path) -> LoadResult:
         raise DatasetError(
             f"dataset file {path} cannot be read ({exc.strerror or exc}): check its permissions"
         ) from exc
-    result = LoadResult()
-    first_line: dict[str, int] = {}
+    return collect_examples(_jsonl_rows(text), example_from_row)
+
+
+def _jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
+    """(1-based line number, decoded row or the JSON error) for each non-blank line."""
     for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if line.strip():
+            try:
+                yield line_no, json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield line_no, exc
+
+
+def collect_examples(
+    rows: Iterable[tuple[int, Any]],
+    convert: Callable[[Any], Example],
+    id_label: str = "id",
+) -> LoadResult:
+    r"""Numbered rows → examples. Undecodable rows, rows ``convert`` rejects
+    (``ValueError``) and repeated ids become :class:`RowError`\ s; the rest load."""
+    result = LoadResult()
+    first: dict[str, int] = {}
+    for number, row in rows:
+        if isinstance(row, json.JSONDecodeError):
+            result.errors.append(RowError(number, f"invalid JSON: {row.msg} (column {row.colno})"))
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            result.errors.append(RowError(line_no, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            example = convert(row)
+        except ValueError as exc:
+            result.errors.append(RowError(number, str(exc)))
             continue
-        try:
-            example = example_from_row(row)
-        except RowProblem as exc:
-            result.errors.append(RowError(line_no, str(exc)))
+        if example.id in first:
+            msg = f"duplicate {id_label} {example.id!r} (first on line {first[example.id]})"
+            result.errors.append(RowError(number, msg))
             continue
-        if example.id in first_line:
-            msg = f"duplicate id {example.id!r} (first on line {first_line[example.id]})"
-            result.errors.append(RowError(line_no, msg))
-            continue
-        first_line[example.id] = line_no
+        first[example.id] = number
         result.examples.append(example)
     return result
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.datasets.jsonl import LoadResult, RowError
+from retrieval_bench.datasets.jsonl import LoadResult, collect_examples
 from retrieval_bench.errors import DatasetError
 from retrieval_bench.types import Example, Span
 
@@ -260,24 +260,9 @@ def _read_rows(path: Path) -> Iterator[tuple[int, Any | json.JSONDecodeError]]:
 
 def import_rows(rows: Iterable[tuple[int, Any]], *, drop_tests: bool = False) -> LoadResult:
     """Numbered rows → examples; bad rows and repeated instance ids become errors."""
-    result = LoadResult()
-    first: dict[str, int] = {}
-    for number, row in rows:
-        if isinstance(row, json.JSONDecodeError):
-            result.errors.append(RowError(number, f"invalid JSON: {row.msg} (column {row.colno})"))
-            continue
-        try:
-            example = example_from_swebench(row, drop_tests=drop_tests)
-        except ValueError as exc:
-            result.errors.append(RowError(number, str(exc)))
-            continue
-        if example.id in first:
-            msg = f"duplicate instance_id {example.id!r} (first at {first[example.id]})"
-            result.errors.append(RowError(number, msg))
-            continue
-        first[example.id] = number
-        result.examples.append(example)
-    return result
+    return collect_examples(
+        rows, lambda row: example_from_swebench(row, drop_tests=drop_tests), "instance_id"
+    )
 
 
 def load_swebench(path: str | Path, *, drop_tests: bool = False) -> LoadResult:
