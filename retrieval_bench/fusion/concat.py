@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval_bench.fusion.rrf import query_ids
+from retrieval_bench.fusion.base import query_ids
 from retrieval_bench.registry import register
 from retrieval_bench.types import Run
 

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.rrf import query_ids, resolve_weights
+from retrieval_bench.fusion.base import query_ids, resolve_weights
 from retrieval_bench.registry import register
 from retrieval_bench.types import Run
 
