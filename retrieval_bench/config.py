@@ -63,6 +63,8 @@ class DatasetSpec(BaseModel):
     split: str | None = None
     """Only examples of this split (e.g. ``dev``); None = all."""
     limit: int | None = Field(default=None, gt=0)
+    ignore: list[str] = Field(default_factory=list)
+    """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
 
 
 class MetricsSpec(BaseModel):

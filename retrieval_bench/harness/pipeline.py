@@ -68,7 +68,9 @@ def _needs_vectors(specs: Sequence[StageSpec]) -> bool:
     return any(_takes_codebase_index(registry.get("retrievers", s.name)) for s in specs)
 
 
-def _index_name(snapshot: Snapshot, chunker: Chunker, model: str) -> str:
+def _index_name(
+    snapshot: Snapshot, chunker: Chunker, model: str, ignore: Sequence[str] = ()
+) -> str:
     """One index per (repository, chunker config, model).
 
     A folder is a working tree that changes under us, so its index is keyed by
@@ -79,7 +81,8 @@ def _index_name(snapshot: Snapshot, chunker: Chunker, model: str) -> str:
         str(Path(snapshot.root).resolve()) if snapshot.kind == "folder" else snapshot.fingerprint
     )
     key = json.dumps(
-        {"snap": where, "chunker": chunker.name, "cfg": chunker.config(), "m": model},
+        {"snap": where, "chunker": chunker.name, "cfg": chunker.config(), "m": model}
+        | ({"ignore": list(ignore)} if ignore else {}),
         sort_keys=True,
         default=str,
     )
@@ -94,18 +97,23 @@ def build_corpus(
     with_vectors: bool,
     progress: Callable[[float], None] | None = None,
     index_uri: Path | None = None,
+    ignore: Sequence[str] = (),
 ) -> tuple[Corpus, Any]:
-    """Chunk a snapshot; with vectors, through the (built or updated) LanceDB index."""
+    """Chunk a snapshot; with vectors, through the (built or updated) LanceDB index.
+
+    ``ignore`` adds gitignore-style patterns to the repository's own rules
+    (e.g. translation catalogues that no question is about).
+    """
     if not with_vectors:
         report = WalkReport()
-        chunks = list(chunk_tree(snapshot.root, chunker, report))
+        chunks = list(chunk_tree(snapshot.root, chunker, report, extra_ignore=tuple(ignore)))
         return Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped)), None
     from retrieval_bench.index.embed import default_embedder
     from retrieval_bench.index.store import CodebaseIndex
 
     embedder = default_embedder(ws)
-    name = _index_name(snapshot, chunker, embedder.name)
-    index = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder)
+    name = _index_name(snapshot, chunker, embedder.name, ignore)
+    index = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder, ignore)
     if index.exists():
         index.update(snapshot.root, progress)
     else:
@@ -140,6 +148,7 @@ def prepare_dataset(
         make_chunker(cfg.chunker),
         ws,
         with_vectors=_needs_vectors(cfg.retrievers),
+        ignore=spec.ignore,
         progress=(lambda x: progress(f"index {spec.name}", x)) if progress else None,
     )
     timings["chunk_index"] = time.perf_counter() - t0

@@ -114,7 +114,15 @@ def vectors_of(table: pa.Table) -> np.ndarray:
 class CodebaseIndex:
     """One index per (repository snapshot, chunker config, embedder), stored in LanceDB."""
 
-    def __init__(self, uri: str | Path, name: str, chunker: Chunker, embedder: Embedder):
+    def __init__(
+        self,
+        uri: str | Path,
+        name: str,
+        chunker: Chunker,
+        embedder: Embedder,
+        ignore: Sequence[str] = (),
+    ):
+        """``ignore``: extra gitignore-style patterns on top of the repository's own."""
         if not _NAME_RE.match(name):
             raise IndexBuildError(
                 f"index name {name!r} is invalid; use letters, digits, '_', '-' or '.'"
@@ -123,6 +131,7 @@ class CodebaseIndex:
         self.name = name
         self.chunker = chunker
         self.embedder = embedder
+        self.ignore = tuple(ignore)
         self._db: Any = None
 
     # ----------------------------------------------------------------- state
@@ -214,7 +223,7 @@ class CodebaseIndex:
         report_fn = progress or (lambda _p: None)
         stats = BuildStats(mode="build" if previous is None else "update")
         report = WalkReport()
-        sources = list(iter_source_files(root, report=report))
+        sources = list(iter_source_files(root, report=report, extra_ignore=self.ignore))
         new_hashes = {s.path: s.sha256 for s in sources}
         old_hashes: dict[str, str] = dict(previous[0]["files"]) if previous else {}
         todo = [s for s in sources if old_hashes.get(s.path) != s.sha256]

@@ -105,3 +105,22 @@ def test_index_then_dense_query_then_update(
     touched = api.index(str(repo))
     assert touched.files_changed == 1
     assert touched.chunks_reused > 100
+
+
+def test_dataset_ignore_patterns_drop_files_from_the_corpus(workspace: Path) -> None:
+    from retrieval_bench.chunking.base import Chunker
+    from retrieval_bench.harness.pipeline import build_corpus
+    from retrieval_bench.registry import create
+    from retrieval_bench.snapshot import open_snapshot
+    from retrieval_bench.workspace import Workspace
+
+    ws = Workspace.default()
+    snap = open_snapshot(str(FIXTURES / "logtool"), ws.snapshots_dir)
+    chunker: Chunker = create("chunkers", "ast")
+    full, _ = build_corpus(snap, chunker, ws, with_vectors=False)
+    part, _ = build_corpus(snap, chunker, ws, with_vectors=False, ignore=["crates/", "*.java"])
+    assert any(p.startswith("crates/") for p in full.paths)
+    assert not any(p.startswith("crates/") or p.endswith(".java") for p in part.paths)
+    assert set(part.paths) < set(full.paths)
+    # .gitignore'd (*.log) and .rbenchignore'd (questions.jsonl) files are never there
+    assert "testdata/sample.log" not in full.paths and "questions.jsonl" not in full.paths
