@@ -3,9 +3,10 @@
 For each query, the gold files a stage dropped that its input had:
 
 * a retriever's input is the whole snapshot, so its lost files are the gold
-  files that exist in the corpus but that it did not return at all;
-* a fusion's input is the union of the retrievers' lists, so its lost files
-  are gold files some retriever found and the fused list no longer has.
+  files that exist in the corpus but are not among its candidates;
+* a fusion's input is the union of the retrievers' candidate lists, and its
+  output is what goes on (its top ``k``), so its lost files are gold files
+  some retriever found that the fused top ``k`` no longer has.
 
 Gold files absent from the snapshot are never counted as lost (they are
 reported separately as missing gold).
@@ -30,8 +31,12 @@ def lost_files(
     examples: Sequence[Example],
     corpus: Corpus,
     k: int | None = None,
+    parent_k: int | None = None,
 ) -> dict[str, list[str]]:
-    """Query id → sorted gold files lost at this stage (only non-empty entries)."""
+    """Query id → sorted gold files lost at this stage (only non-empty entries).
+
+    ``k`` cuts this stage's list, ``parent_k`` the parents' lists (None = all).
+    """
     present = set(corpus.paths)
     lost: dict[str, list[str]] = {}
     for ex in examples:
@@ -39,7 +44,7 @@ def lost_files(
         if parents:
             had: set[str] = set()
             for p in parents:
-                had |= files_in(p, ex.id, corpus, k)
+                had |= files_in(p, ex.id, corpus, parent_k)
             gold &= had
         dropped = gold - files_in(run, ex.id, corpus, k)
         if dropped:

@@ -29,7 +29,7 @@ from retrieval_bench.harness.pipeline import (
     run_fusions,
     run_retrievers,
 )
-from retrieval_bench.metrics.retrieval import evaluate_stage
+from retrieval_bench.metrics.retrieval import evaluate_stage, ranked_files
 from retrieval_bench.store.db import ResultsDB, provenance
 from retrieval_bench.store.trec import write_run
 from retrieval_bench.types import StageResult
@@ -56,6 +56,8 @@ class DatasetOutcome:
     stages: list[StageResult]
     per_query: dict[str, dict[str, dict[str, float]]]
     """stage → query id → metric → value."""
+    lost: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    """stage → query id → gold files lost at that stage."""
 
 
 @dataclass
@@ -87,21 +89,27 @@ def _git_commit() -> str | None:
 
 
 def _score_dataset(
-    ds: PreparedDataset, stages: Sequence[StageResult], cfg: BenchmarkConfig
-) -> dict[str, dict[str, dict[str, float]]]:
+    ds: PreparedDataset, stages: list[StageResult], cfg: BenchmarkConfig
+) -> DatasetOutcome:
     ks, budgets = cfg.metrics.ks, cfg.metrics.budgets
-    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    outcome = DatasetOutcome(ds, stages, {})
     retriever_stages = [s for s in stages if s.parent == "corpus"]
     for stage in stages:
         metrics = evaluate_stage(stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets)
         rows = {q: dict(m) for q, m in metrics.per_query.items()}
-        parents = [] if stage.parent == "corpus" else [s.run for s in retriever_stages]
-        lost = lost_files(stage.run, parents, ds.examples, ds.corpus, cfg.candidates)
+        if stage.parent == "corpus":
+            lost = lost_files(stage.run, [], ds.examples, ds.corpus, cfg.candidates)
+        else:
+            parents = [s.run for s in retriever_stages]
+            lost = lost_files(
+                stage.run, parents, ds.examples, ds.corpus, cfg.table_k, cfg.candidates
+            )
         for qid, row in rows.items():
             row["lost"] = float(len(lost.get(qid, ())))
             row["failed"] = 1.0 if qid in stage.failures else 0.0
-        per_query[stage.name] = rows
-    return per_query
+        outcome.per_query[stage.name] = rows
+        outcome.lost[stage.name] = lost
+    return outcome
 
 
 def _subset_members(outcomes: Sequence[DatasetOutcome], keys: Sequence[str]) -> dict[str, set[str]]:
@@ -158,6 +166,28 @@ def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any])
                 for qid, metrics in rows.items():
                     rec = {"dataset": o.prepared.spec.name, "stage": stage_name, "query_id": qid}
                     fh.write(json.dumps({**rec, "metrics": metrics}) + "\n")
+    k = result.config.table_k
+    with (out_dir / "queries.jsonl").open("w") as fh:  # per-query drill-down
+        for o in result.outcomes:
+            corpus = o.prepared.corpus
+            for ex in o.prepared.examples:
+                stages = {
+                    s.name: {
+                        "files": ranked_files(s.run.ids(ex.id), corpus)[:k],
+                        "lost": o.lost.get(s.name, {}).get(ex.id, []),
+                        "failed": s.failures.get(ex.id),
+                    }
+                    for s in o.stages
+                }
+                drill = {
+                    "dataset": o.prepared.spec.name,
+                    "query_id": ex.id,
+                    "query": ex.query,
+                    "gold_files": list(ex.gold_files),
+                    "missing_gold": o.prepared.missing_gold.get(ex.id, []),
+                    "stages": stages,
+                }
+                fh.write(json.dumps(drill) + "\n")
     for o in result.outcomes:
         ds_dir = out_dir / "runs" / o.prepared.spec.name
         ds_dir.mkdir(parents=True, exist_ok=True)
@@ -237,7 +267,7 @@ def run_benchmark(
             retrieved = run_retrievers(ds, cfg.retrievers, cfg.candidates)
             fused = run_fusions(retrieved, cfg.fusions, cfg.candidates)
             stages = retrieved + fused
-            outcomes.append(DatasetOutcome(ds, stages, _score_dataset(ds, stages, cfg)))
+            outcomes.append(_score_dataset(ds, stages, cfg))
 
         stage_order = [s.label for s in cfg.retrievers] + [f.label for f in cfg.fusions]
         result = BenchmarkResult(run_id, cfg, outcomes, stage_order)

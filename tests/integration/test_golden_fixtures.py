@@ -68,6 +68,16 @@ def test_fixture_benchmark_matches_golden_scores(
     assert result.out_dir is not None
     trec = sorted(p.relative_to(result.out_dir).as_posix() for p in result.out_dir.rglob("*.trec"))
     assert len(trec) == 3 * len(expected["stages"])
+    drill = [json.loads(line) for line in (result.out_dir / "queries.jsonl").open()]
+    assert len(drill) == expected["queries"]
+    for rec in drill:
+        assert list(rec["stages"]) == list(expected["stages"])
+        for stage in rec["stages"].values():
+            assert len(stage["files"]) <= 5 and set(stage["lost"]) <= set(rec["gold_files"])
+    # the mean "lost" of a stage is the mean length of its per-query lost lists
+    for stage in expected["stages"]:
+        mean_lost = sum(len(r["stages"][stage]["lost"]) for r in drill) / len(drill)
+        assert mean_lost == pytest.approx(got[stage]["lost"], abs=1e-6)
     prov = json.loads((result.out_dir / "config.json").read_text())["provenance"]
     assert prov["models"]["embedding"] == "all-MiniLM-L6-v2"
     assert prov["packages"]["lancedb"] == "0.40.0"

@@ -35,6 +35,11 @@ def test_fusion_loses_only_what_some_parent_had() -> None:
     fused = Run("f", {"q1": {"a1": 1.0}})
     # q1: b.py was found by p2 and dropped; q2: nobody had c.py, so fusion lost nothing
     assert lost_files(fused, [parent1, parent2], EXAMPLES, CORPUS) == {"q1": ["b.py"]}
+    # cut-offs: the fused top 1 drops b.py even when the fused list has it further down
+    fused2 = Run("f", {"q1": {"a1": 1.0, "b1": 0.5}})
+    assert lost_files(fused2, [parent1, parent2], EXAMPLES, CORPUS) == {}
+    assert lost_files(fused2, [parent1, parent2], EXAMPLES, CORPUS, k=1) == {"q1": ["b.py"]}
+    assert lost_files(fused2, [parent1, parent2], EXAMPLES, CORPUS, k=1, parent_k=0) == {}
 
 
 def test_aggregate_averages_each_metric_over_queries_that_have_it() -> None:
