@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import ConfigError, DatasetError, RBenchError, SnapshotError
+from retrieval_bench.store.db import UnknownRunError
 from retrieval_bench.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -160,6 +161,49 @@ def cmd_query(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------- runs / show
+def cmd_runs(args: argparse.Namespace) -> int:
+    from retrieval_bench.store.db import ResultsDB
+
+    runs = ResultsDB(_workspace(args).db_path).list_runs()
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {"id": r.id, "name": r.name, "status": r.status, "created_at": r.created_at}
+                    for r in runs
+                ]
+            )
+        )
+        return EXIT_OK
+    for r in runs:
+        total = r.timings.get("total")
+        took = f"{total:.1f}s" if isinstance(total, int | float) else "-"
+        print(f"{r.id}  {r.status:<8} {took:>8}  {r.name}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from retrieval_bench.harness.report import format_table, stage_columns
+    from retrieval_bench.store.db import ResultsDB
+
+    db = ResultsDB(_workspace(args).db_path)
+    run = db.get_run(args.run_id)
+    table = db.stage_table(run.id, args.subset)
+    if args.json:
+        print(json.dumps({"run": run.id, "subset": args.subset, "table": table}))
+        return EXIT_OK
+    k = int(run.config.get("table_k", 10))
+    budgets = run.config.get("metrics", {}).get("budgets", [8000])
+    order = [s.stage for s in db.stages(run.id)]
+    title = f"{run.name} [{args.subset}] run {run.id} ({run.status})"
+    print(format_table(table, stage_columns(k, budgets), order, title))
+    others = [s for s in db.subsets(run.id) if s != args.subset]
+    if others:
+        print(f"\nother subsets: {', '.join(others)}")
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------- dataset
 def cmd_dataset(args: argparse.Namespace) -> int:
     from retrieval_bench.datasets import jsonl
@@ -237,6 +281,15 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--index-uri", default=None, help="LanceDB folder (default in workspace)")
         s.set_defaults(func=func)
 
+    rs = sub.add_parser("runs", help="list stored benchmark runs")
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(func=cmd_runs)
+    sh = sub.add_parser("show", help="print a stored run's per-stage table")
+    sh.add_argument("run_id")
+    sh.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
+    sh.add_argument("--json", action="store_true")
+    sh.set_defaults(func=cmd_show)
+
     d = sub.add_parser("dataset", help="inspect, import or mine labelled questions")
     dsub = d.add_subparsers(dest="dataset_cmd", required=True)
     i = dsub.add_parser("inspect")
@@ -265,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (ConfigError, DatasetError, SnapshotError) as exc:
+    except (ConfigError, DatasetError, SnapshotError, UnknownRunError) as exc:
         print(f"rbench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except RBenchError as exc:

@@ -124,3 +124,34 @@ def test_dataset_ignore_patterns_drop_files_from_the_corpus(workspace: Path) -> 
     assert set(part.paths) < set(full.paths)
     # .gitignore'd (*.log) and .rbenchignore'd (questions.jsonl) files are never there
     assert "testdata/sample.log" not in full.paths and "questions.jsonl" not in full.paths
+
+
+def test_runs_and_show_read_the_results_database(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.integration.conftest import write_config
+
+    cfg = write_config(
+        tmp_path / "c.yaml",
+        [
+            {
+                "name": "shopapi",
+                "questions": str(FIXTURES / "shopapi" / "questions.jsonl"),
+                "snapshot": str(FIXTURES / "shopapi"),
+            }
+        ],
+        ["bm25"],
+    )
+    assert main(["run", str(cfg), "--json"]) == EXIT_OK
+    run = json.loads(capsys.readouterr().out)
+    assert main(["runs"]) == EXIT_OK
+    assert run["run_id"] in capsys.readouterr().out
+    assert main(["show", run["run_id"], "--json"]) == EXIT_OK
+    shown = json.loads(capsys.readouterr().out)
+    stored = shown["table"]["bm25"]["F1@5"]
+    assert stored == pytest.approx(run["tables"]["all"]["bm25"]["F1@5"], abs=1e-12)
+    assert main(["show", run["run_id"]]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "bm25" in out and "rrf" in out and "F1@5" in out
+    assert main(["show", "no-such-run"]) == EXIT_BAD_INPUT
+    assert "no-such-run" in capsys.readouterr().err
