@@ -23,6 +23,7 @@ writes ``benchmarks/perf/results/bm25.json``.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -30,6 +31,8 @@ import sysconfig
 import tarfile
 import tempfile
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import bm25s
@@ -79,6 +82,18 @@ def _queries(n: int) -> list[str]:
     return [texts[i % len(texts)] for i in range(n)]
 
 
+def _retained_bytes(build: Callable[[], object]) -> int:
+    """Bytes allocated by ``build`` and still held by what it returns."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = build()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del kept
+    return after - before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-chunks", type=int, default=20_000)
@@ -115,6 +130,18 @@ def main() -> None:
         np.argsort(-ref.get_scores(q), kind="stable")[: args.k]
     ref_query_s = time.perf_counter() - t0
 
+    # memory, in a separate pass (tracemalloc slows allocation, so not timed):
+    # bytes still held once the index is built (numpy reports to tracemalloc)
+    del ours, ref
+
+    def build_ours() -> BM25Retriever:
+        retriever = BM25Retriever(tokenizer=tokenizer, include_path=False)
+        retriever.index_tokens(ids, docs)
+        return retriever
+
+    ours_mem = _retained_bytes(build_ours)
+    ref_mem = _retained_bytes(lambda: rank_bm25.BM25Okapi(docs))
+
     n_q = len(queries)
     speedup = round(ref_query_s / ours_query_s, 2)
     index_ratio = round(ours_index_s / ref_index_s, 2)
@@ -142,9 +169,11 @@ def main() -> None:
             "queries_per_s": round(n_q / ref_query_s, 1),
             "ms_per_query": round(1000 * ref_query_s / n_q, 3),
         },
+        "memory_bytes": {"ours_index": ours_mem, "baseline_index": ref_mem},
         "ratios": {
             "query_throughput_ours_over_baseline": speedup,
             "index_time_ours_over_baseline": index_ratio,
+            "index_memory_ours_over_baseline": round(ours_mem / max(ref_mem, 1), 3),
         },
         "non_empty_results": sum(1 for q in queries if run.scores[q]),
         "machine": {
@@ -162,6 +191,7 @@ def main() -> None:
         f"(ours/theirs {index_ratio}x)\n"
         f"query: ours {n_q / ours_query_s:.1f} q/s  rank_bm25 {n_q / ref_query_s:.1f} q/s  "
         f"(ours/theirs throughput {speedup}x)\n"
+        f"index memory: ours {ours_mem / 2**20:.1f} MiB  rank_bm25 {ref_mem / 2**20:.1f} MiB\n"
         f"wrote {args.out}"
     )
 

@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import tempfile
 import time
@@ -83,6 +84,11 @@ def make_chunker() -> Any:
     raise SystemExit("no chunker available (ast or window)")
 
 
+def _peak_rss_mib() -> float:
+    """Peak resident set size of this process so far (Linux reports KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=None, help="torch threads")
@@ -111,6 +117,7 @@ def main() -> None:
                 show_progress_bar=False,
             )
             bare.append(time.perf_counter() - t0)
+            rss_after_bare = _peak_rss_mib()
 
             work = tmp / f"run{rep}"
             cache = EmbeddingCache.in_dir(work / "cache")  # cold cache: all texts are misses
@@ -119,6 +126,7 @@ def main() -> None:
             for i, root in enumerate(roots):
                 CodebaseIndex(work / "lance", f"repo{i}", chunker, cached).build(root)
             builds.append(time.perf_counter() - t0)
+            rss_after_build = _peak_rss_mib()
             embedded = cached.misses
             cache.close()
             shutil.rmtree(work, ignore_errors=True)
@@ -140,6 +148,10 @@ def main() -> None:
         "bare_texts_per_s": round(len(texts) / bare_s, 1),
         "build_texts_per_s": round(len(texts) / build_s, 1),
         "overhead_ratio": round(build_s / bare_s, 3),
+        # peak RSS is monotonic: the first figure is the model + bare encode, the
+        # second adds what the index build (chunks, Arrow tables, LanceDB) needed on top
+        "peak_rss_mib": {"after_bare_encode": rss_after_bare, "after_build": rss_after_build},
+        "peak_rss_build_over_bare": round(rss_after_build / rss_after_bare, 3),
         "all_bare_s": [round(x, 3) for x in bare],
         "all_build_s": [round(x, 3) for x in builds],
         "batch_size": args.batch_size,
