@@ -204,6 +204,29 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------- llm
+def cmd_llm(args: argparse.Namespace) -> int:
+    from retrieval_bench.llm.local_server import LocalServer
+
+    server = LocalServer(_workspace(args))
+    if args.llm_cmd == "start":
+        st = server.start(threads=args.threads)
+        print(f"local model server running: {st.base_url} (pid {st.pid}, model {st.alias})")
+    elif args.llm_cmd == "stop":
+        print("stopped" if server.stop() else "no local model server was running")
+    else:
+        status = server.status()
+        if args.json:
+            print(json.dumps(status))
+        elif status.get("running"):
+            health = "healthy" if status.get("healthy") else "NOT answering"
+            print(f"running at {status['base_url']} (pid {status['pid']}), {health}")
+        else:
+            print("not running (start it with: rbench llm start)")
+            return EXIT_FAILED
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------- dataset
 def cmd_dataset(args: argparse.Namespace) -> int:
     from retrieval_bench.datasets import jsonl
@@ -289,6 +312,15 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
     sh.add_argument("--json", action="store_true")
     sh.set_defaults(func=cmd_show)
+
+    lm = sub.add_parser("llm", help="start, stop or check the local model server")
+    lsub = lm.add_subparsers(dest="llm_cmd", required=True)
+    ls = lsub.add_parser("start")
+    ls.add_argument("--threads", type=int, default=None)
+    lsub.add_parser("stop")
+    lst = lsub.add_parser("status")
+    lst.add_argument("--json", action="store_true")
+    lm.set_defaults(func=cmd_llm)
 
     d = sub.add_parser("dataset", help="inspect, import or mine labelled questions")
     dsub = d.add_subparsers(dest="dataset_cmd", required=True)
