@@ -63,8 +63,29 @@ class DatasetSpec(BaseModel):
     split: str | None = None
     """Only examples of this split (e.g. ``dev``); None = all."""
     limit: int | None = Field(default=None, gt=0)
+    train_split: str | None = None
+    """Split that trains the learned stages (``learned``/``optimized`` fusion,
+    ``dense-adapted``); it must differ from ``split``."""
     ignore: list[str] = Field(default_factory=list)
     """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
+
+
+class LLMSpec(BaseModel):
+    """The ``llm:`` section: which OpenAI-compatible server the LLM stages use."""
+
+    model_config = ConfigDict(extra="forbid")
+    base_url: str | None = None
+    """None = the embedded local server (started on demand, reused afterwards)."""
+    model: str = "smollm2"
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable holding the key (never the key itself)."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    backoff_s: float = Field(default=0.5, ge=0)
+    concurrency: int = Field(default=1, ge=1)
+    cache: bool = True
+    cost_per_1k_prompt: float = 0.0
+    cost_per_1k_completion: float = 0.0
 
 
 class MetricsSpec(BaseModel):
@@ -90,6 +111,10 @@ class BenchmarkConfig(BaseModel):
     chunker: StageSpec = Field(default_factory=lambda: StageSpec(name="ast"))
     retrievers: list[StageSpec] = Field(min_length=1)
     fusions: list[StageSpec] = Field(default_factory=list)
+    rerankers: list[StageSpec] = Field(default_factory=list)
+    """Each reranks one earlier stage: ``input: <label>`` (default: the last fusion,
+    else the last retriever)."""
+    llm: LLMSpec = Field(default_factory=LLMSpec)
     candidates: int = Field(default=50, gt=0)
     """How many chunks each retriever and fusion returns per query."""
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
@@ -98,16 +123,23 @@ class BenchmarkConfig(BaseModel):
 
     @model_validator(mode="after")
     def _unique_labels(self) -> BenchmarkConfig:
-        labels = [s.label for s in self.retrievers] + [f.label for f in self.fusions]
+        labels = [s.label for s in self.stage_specs()]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
             raise ValueError(f"stage labels must be unique; give an 'id' to: {', '.join(dupes)}")
+        for ds in self.datasets:
+            if ds.train_split is not None and ds.train_split == ds.split:
+                raise ValueError(f"dataset {ds.name}: train_split must differ from split")
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise ValueError("dataset names must be unique")
         if self.table_k not in self.metrics.ks:
             self.metrics.ks = sorted({*self.metrics.ks, self.table_k})
         return self
+
+    def stage_specs(self) -> list[StageSpec]:
+        """Every stage in pipeline order: retrievers, fusions, rerankers."""
+        return [*self.retrievers, *self.fusions, *self.rerankers]
 
     def fingerprint(self) -> str:
         canon = json.dumps(self.model_dump(mode="json"), sort_keys=True)

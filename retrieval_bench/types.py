@@ -114,7 +114,12 @@ class StageResult:
     seconds: float = 0.0
     llm_calls: int = 0
     llm_tokens: int = 0
+    llm_cache_hits: int = 0
     failures: dict[str, str] = field(default_factory=dict)
     """query id → reason, for queries this stage could not serve."""
     parent: str | None = None
-    """Name of the stage whose output fed this one (for 'lost at stage X')."""
+    """What fed this stage (for 'lost at stage X'): "corpus" for a retriever,
+    "retrievers" for a fusion, else the label of the stage it reranked."""
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    """query id → what the stage produced besides scores (HyDE snippets, keywords,
+    model answers), stored with the run for the drill-down."""

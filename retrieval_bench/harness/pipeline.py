@@ -28,10 +28,9 @@ from retrieval_bench.datasets.jsonl import (
     dataset_fingerprint,
     load_examples,
 )
-from retrieval_bench.errors import RBenchError
 from retrieval_bench.files import WalkReport
 from retrieval_bench.snapshot import Snapshot, devset_manifest_sha, open_snapshot
-from retrieval_bench.types import Example, Run, StageResult
+from retrieval_bench.types import Example
 from retrieval_bench.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -51,6 +50,8 @@ class PreparedDataset:
     fingerprint: str
     codebase_index: Any = None
     timings: dict[str, float] = field(default_factory=dict)
+    train_examples: list[Example] = field(default_factory=list)
+    """Examples of ``spec.train_split``: what learned stages fit on."""
 
 
 def make_chunker(spec: StageSpec) -> Chunker:
@@ -141,6 +142,7 @@ def prepare_dataset(
     examples = [e for e in loaded.examples if spec.split is None or e.split == spec.split]
     if spec.limit:
         examples = examples[: spec.limit]
+    train = [e for e in loaded.examples if spec.train_split and e.split == spec.train_split]
 
     t0 = time.perf_counter()
     corpus, codebase_index = build_corpus(
@@ -165,57 +167,5 @@ def prepare_dataset(
         fingerprint=dataset_fingerprint(examples),
         codebase_index=codebase_index,
         timings=timings,
+        train_examples=train,
     )
-
-
-def _failed_stage(label: str, queries: dict[str, str], reason: str, t0: float) -> StageResult:
-    log.warning("stage %s failed: %s", label, reason)
-    return StageResult(
-        label, Run(label), time.perf_counter() - t0, failures={q: reason for q in queries}
-    )
-
-
-def run_retrievers(ds: PreparedDataset, specs: Sequence[StageSpec], k: int) -> list[StageResult]:
-    """Each retriever alone over the dataset's queries."""
-    queries = {e.id: e.query for e in ds.examples}
-    results: list[StageResult] = []
-    for spec in specs:
-        t0 = time.perf_counter()
-        try:
-            retriever = registry.create("retrievers", spec.name, **spec.params())
-            if _takes_codebase_index(retriever):
-                retriever.index(ds.corpus, codebase_index=ds.codebase_index)
-            else:
-                retriever.index(ds.corpus)
-            run = retriever.search(queries, k)
-        except (RBenchError, OSError, RuntimeError, ValueError) as exc:
-            results.append(_failed_stage(spec.label, queries, f"{type(exc).__name__}: {exc}", t0))
-            continue
-        run.name = spec.label
-        failures = {q: "no result" for q in queries if q not in run.scores}
-        results.append(
-            StageResult(
-                spec.label, run, time.perf_counter() - t0, failures=failures, parent="corpus"
-            )
-        )
-    return results
-
-
-def run_fusions(
-    retrieved: Sequence[StageResult], specs: Sequence[StageSpec], k: int
-) -> list[StageResult]:
-    """Each fusion rung over all retrievers' runs (the failed ones contribute nothing)."""
-    runs = [r.run for r in retrieved]
-    results: list[StageResult] = []
-    for spec in specs:
-        t0 = time.perf_counter()
-        try:
-            fusion = registry.create("fusions", spec.name, **spec.params())
-            run = fusion.fuse(runs, k)
-        except (RBenchError, ValueError) as exc:
-            queries = {q: "" for r in runs for q in r.scores}
-            results.append(_failed_stage(spec.label, queries, f"{type(exc).__name__}: {exc}", t0))
-            continue
-        run.name = spec.label
-        results.append(StageResult(spec.label, run, time.perf_counter() - t0, parent="retrievers"))
-    return results

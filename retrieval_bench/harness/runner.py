@@ -22,12 +22,15 @@ from typing import Any
 from retrieval_bench import __version__
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.harness.lost import lost_files
-from retrieval_bench.harness.pipeline import (
-    PreparedDataset,
-    Progress,
-    prepare_dataset,
+from retrieval_bench.harness.pipeline import PreparedDataset, Progress, prepare_dataset
+from retrieval_bench.harness.stages import (
+    StageContext,
+    default_rerank_input,
+    fitted_stage_names,
     run_fusions,
+    run_rerankers,
     run_retrievers,
+    takes_llm,
 )
 from retrieval_bench.metrics.retrieval import evaluate_stage, ranked_files
 from retrieval_bench.store.db import ResultsDB, provenance
@@ -94,13 +97,20 @@ def _score_dataset(
     ks, budgets = cfg.metrics.ks, cfg.metrics.budgets
     outcome = DatasetOutcome(ds, stages, {})
     retriever_stages = [s for s in stages if s.parent == "corpus"]
+    by_name = {s.name: s for s in stages}
     for stage in stages:
         metrics = evaluate_stage(stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets)
         rows = {q: dict(m) for q, m in metrics.per_query.items()}
         if stage.parent == "corpus":
             lost = lost_files(stage.run, [], ds.examples, ds.corpus, cfg.candidates)
         else:
-            parents = [s.run for s in retriever_stages]
+            parents = (
+                [s.run for s in retriever_stages]
+                if stage.parent == "retrievers"
+                else [by_name[stage.parent].run]
+                if stage.parent in by_name
+                else []
+            )
             lost = lost_files(
                 stage.run, parents, ds.examples, ds.corpus, cfg.table_k, cfg.candidates
             )
@@ -149,9 +159,10 @@ def _aggregate(
                 sums[m] = sums.get(m, 0.0) + v
                 counts[m] = counts.get(m, 0) + 1
         table[stage] = {m: sums[m] / counts[m] for m in sorted(sums)}
-        table[stage]["seconds"] = sum(
-            s.seconds for o in outcomes for s in o.stages if s.name == stage
-        )
+        ran = [s for o in outcomes for s in o.stages if s.name == stage]
+        table[stage]["seconds"] = sum(s.seconds for s in ran)
+        table[stage]["llm_calls"] = float(sum(s.llm_calls for s in ran))
+        table[stage]["llm_cache_hits"] = float(sum(s.llm_cache_hits for s in ran))
     return table
 
 
@@ -188,6 +199,20 @@ def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any])
                     "stages": stages,
                 }
                 fh.write(json.dumps(drill) + "\n")
+    for o in result.outcomes:
+        for stage in o.stages:
+            if stage.artifacts or stage.failures:
+                art = out_dir / "artifacts" / o.prepared.spec.name / f"{stage.name}.jsonl"
+                art.parent.mkdir(parents=True, exist_ok=True)
+                with art.open("w") as fh:
+                    for qid in sorted(set(stage.artifacts) | set(stage.failures)):
+                        art_rec: dict[str, Any] = {
+                            "query_id": qid,
+                            "artifact": stage.artifacts.get(qid),
+                        }
+                        if qid in stage.failures:
+                            art_rec["failed"] = stage.failures[qid]
+                        fh.write(json.dumps(art_rec, default=str) + "\n")
     for o in result.outcomes:
         ds_dir = out_dir / "runs" / o.prepared.spec.name
         ds_dir.mkdir(parents=True, exist_ok=True)
@@ -233,6 +258,25 @@ def _provenance(cfg: BenchmarkConfig, prepared: Sequence[PreparedDataset]) -> di
     return prov
 
 
+def _llm_provider(
+    cfg: BenchmarkConfig, ws: Workspace, prov: dict[str, Any]
+) -> Callable[[], Any] | None:
+    """A lazy LLM client factory when some configured stage takes an ``llm``."""
+    kinds = [("retrievers", cfg.retrievers), ("fusions", cfg.fusions), ("rerankers", cfg.rerankers)]
+    if not any(takes_llm(kind, s.name) for kind, specs in kinds for s in specs):
+        return None
+
+    def provide() -> Any:
+        from retrieval_bench.llm.factory import make_llm
+
+        client = make_llm(cfg.llm, ws)
+        prov.setdefault("models", {})["llm"] = client.model
+        prov["llm_base_url"] = client.settings.base_url
+        return client
+
+    return provide
+
+
 def run_benchmark(
     cfg: BenchmarkConfig,
     ws: Workspace | None = None,
@@ -262,14 +306,24 @@ def run_benchmark(
         dataset_fingerprint=prov["dataset_fingerprint"],
     )
     outcomes: list[DatasetOutcome] = []
+    llm_provider = _llm_provider(cfg, ws, prov)
+    need_train_runs = bool(fitted_stage_names(cfg.fusions, "fusions"))
+    fusion_labels = [f.label for f in cfg.fusions]
     try:
         for ds in prepared:
-            retrieved = run_retrievers(ds, cfg.retrievers, cfg.candidates)
-            fused = run_fusions(retrieved, cfg.fusions, cfg.candidates)
-            stages = retrieved + fused
-            outcomes.append(_score_dataset(ds, stages, cfg))
+            ctx = StageContext(ds, llm_provider)
+            retrieved, train_runs = run_retrievers(
+                ctx, cfg.retrievers, cfg.candidates, need_train_runs
+            )
+            fused = run_fusions(ctx, retrieved, cfg.fusions, cfg.candidates, train_runs)
+            earlier = retrieved + fused
+            reranked = run_rerankers(
+                ctx, earlier, cfg.rerankers, cfg.candidates,
+                default_rerank_input(earlier, fusion_labels),
+            )  # fmt: skip
+            outcomes.append(_score_dataset(ds, earlier + reranked, cfg))
 
-        stage_order = [s.label for s in cfg.retrievers] + [f.label for f in cfg.fusions]
+        stage_order = [s.label for s in cfg.stage_specs()]
         result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
         for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
             result.tables[subset] = _aggregate(outcomes, stage_order, members)
@@ -294,6 +348,7 @@ def run_benchmark(
     except BaseException:
         db.finish_run(run_id, "failed", {"total": time.perf_counter() - started})
         raise
+    db.update_provenance(run_id, prov)  # the LLM (if any) is known only once it was used
     db.finish_run(run_id, "done", {"total": result.seconds, **_timings(prepared, outcomes)})
     return result
 

@@ -311,6 +311,15 @@ class ResultsDB:
             if cur.rowcount == 0:
                 raise UnknownRunError(f"no run {run_id!r} in {self.path}")
 
+    def update_provenance(self, run_id: str, provenance: Mapping[str, Any]) -> None:
+        """Replace a run's provenance (e.g. once the models it used are known)."""
+        self._require(run_id)
+        with self._tx() as c:
+            c.execute(
+                "UPDATE runs SET provenance_json = ? WHERE id = ?",
+                (json.dumps(dict(provenance), sort_keys=True, default=str), run_id),
+            )
+
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything recorded for it."""
         with self._tx() as c:

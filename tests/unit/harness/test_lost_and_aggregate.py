@@ -51,10 +51,11 @@ def test_aggregate_averages_each_metric_over_queries_that_have_it() -> None:
                 "q3": {"R@5": 0.5, "line_F1@5": 0.25},
             }
         },
-        stages=[SimpleNamespace(name="s", seconds=2.0)],
+        stages=[SimpleNamespace(name="s", seconds=2.0, llm_calls=3, llm_cache_hits=1)],
     )
     table = _aggregate([outcome], ["s"], {"q1", "q2", "q3"})
     assert table["s"]["R@5"] == 0.5
     assert table["s"]["line_F1@5"] == 0.375  # q2 has no spans: not counted as zero
     assert table["s"]["seconds"] == 2.0
-    assert _aggregate([outcome], ["s"], {"q2"})["s"] == {"R@5": 0.0, "seconds": 2.0}
+    assert table["s"]["llm_calls"] == 3.0 and table["s"]["llm_cache_hits"] == 1.0
+    assert _aggregate([outcome], ["s"], {"q2"})["s"]["R@5"] == 0.0

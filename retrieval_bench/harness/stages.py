@@ -1,0 +1,220 @@
+"""Running the stages of one prepared dataset: retrievers → fusions → rerankers.
+
+Wiring conventions (no if/elif per strategy):
+
+* a stage whose factory takes an ``llm`` parameter gets the run's shared
+  LLM client (created on first need, so lexical-only runs never start a
+  model server);
+* a stage with a ``fit`` method is trained on the dataset's ``train_split``
+  before it scores the evaluation split (retrievers: ``fit(examples,
+  corpus)``; fusions: ``fit(train_runs, examples, corpus)``);
+* a stage's ``failures`` and ``artifacts`` attributes (query id → …) are
+  copied into its :class:`StageResult`;
+* a stage that raises is recorded as failed for every query, with the
+  reason, and the run goes on (SPEC §7).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval_bench import registry
+from retrieval_bench.config import StageSpec
+from retrieval_bench.errors import ConfigError, RBenchError
+from retrieval_bench.harness.pipeline import PreparedDataset, _takes_codebase_index
+from retrieval_bench.llm.base import LLM, CallStats
+from retrieval_bench.types import Run, StageResult
+
+log = logging.getLogger(__name__)
+STAGE_ERRORS = (RBenchError, OSError, RuntimeError, ValueError)
+
+
+def takes_llm(kind: str, name: str) -> bool:
+    factory = registry.get(kind, name)
+    try:
+        return "llm" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class StageContext:
+    """What every stage of one dataset shares."""
+
+    ds: PreparedDataset
+    llm_provider: Callable[[], LLM] | None = None
+    _llm: LLM | None = field(default=None, init=False)
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            if self.llm_provider is None:
+                raise ConfigError("this stage needs an LLM but none is configured")
+            self._llm = self.llm_provider()
+        return self._llm
+
+    def create(self, kind: str, spec: StageSpec, drop: Sequence[str] = ()) -> Any:
+        params = {k: v for k, v in spec.params().items() if k not in drop}
+        if takes_llm(kind, spec.name):
+            params["llm"] = self.llm
+        return registry.create(kind, spec.name, **params)
+
+    def stats(self) -> CallStats:
+        return self._llm.stats.snapshot() if self._llm is not None else CallStats()
+
+
+def _finish(
+    ctx: StageContext,
+    label: str,
+    stage: Any,
+    run: Run,
+    t0: float,
+    before: CallStats,
+    parent: str,
+    queries: Sequence[str],
+) -> StageResult:
+    run.name = label
+    failures = {q: "no result" for q in queries if q not in run.scores}
+    failures.update(getattr(stage, "failures", {}) or {})
+    used = ctx.stats().since(before)
+    return StageResult(
+        label,
+        run,
+        time.perf_counter() - t0,
+        llm_calls=used.calls,
+        llm_tokens=used.tokens,
+        llm_cache_hits=used.cache_hits,
+        failures=failures,
+        parent=parent,
+        artifacts=dict(getattr(stage, "artifacts", {}) or {}),
+    )
+
+
+def _failed(
+    label: str, queries: Sequence[str], exc: Exception, t0: float, parent: str
+) -> StageResult:
+    reason = f"{type(exc).__name__}: {exc}"
+    log.warning("stage %s failed: %s", label, reason)
+    return StageResult(
+        label, Run(label), time.perf_counter() - t0, failures=dict.fromkeys(queries, reason),
+        parent=parent,
+    )  # fmt: skip
+
+
+def _need_train(ds: PreparedDataset, label: str) -> None:
+    if not ds.train_examples:
+        raise ConfigError(
+            f"{label} is trained on a labelled split: set train_split (e.g. dev) in dataset "
+            f"{ds.spec.name}, with split set to the evaluation split (e.g. test)"
+        )
+
+
+def run_retrievers(
+    ctx: StageContext, specs: Sequence[StageSpec], k: int, need_train_runs: bool
+) -> tuple[list[StageResult], list[Run]]:
+    """Each retriever alone over the evaluation queries; also over the train
+    queries when a learned fusion will need their runs."""
+    ds = ctx.ds
+    queries = {e.id: e.query for e in ds.examples}
+    train_queries = {e.id: e.query for e in ds.train_examples}
+    results: list[StageResult] = []
+    train_runs: list[Run] = []
+    for spec in specs:
+        t0, before = time.perf_counter(), ctx.stats()
+        try:
+            retriever = ctx.create("retrievers", spec)
+            if _takes_codebase_index(retriever):
+                retriever.index(ds.corpus, codebase_index=ds.codebase_index)
+            else:
+                retriever.index(ds.corpus)
+            if hasattr(retriever, "fit"):
+                _need_train(ds, spec.label)
+                retriever.fit(ds.train_examples, ds.corpus)
+            run = retriever.search(queries, k)
+            if need_train_runs and train_queries:
+                train_run = retriever.search(train_queries, k)
+                train_run.name = spec.label
+                train_runs.append(train_run)
+        except STAGE_ERRORS as exc:
+            results.append(_failed(spec.label, list(queries), exc, t0, "corpus"))
+            continue
+        results.append(
+            _finish(ctx, spec.label, retriever, run, t0, before, "corpus", list(queries))
+        )
+    return results, train_runs
+
+
+def run_fusions(
+    ctx: StageContext,
+    retrieved: Sequence[StageResult],
+    specs: Sequence[StageSpec],
+    k: int,
+    train_runs: Sequence[Run] = (),
+) -> list[StageResult]:
+    """Each fusion rung over all retrievers' runs (failed retrievers contribute nothing)."""
+    runs = [r.run for r in retrieved]
+    queries = [e.id for e in ctx.ds.examples]
+    results: list[StageResult] = []
+    for spec in specs:
+        t0, before = time.perf_counter(), ctx.stats()
+        try:
+            fusion = ctx.create("fusions", spec)
+            if hasattr(fusion, "fit"):
+                _need_train(ctx.ds, spec.label)
+                fusion.fit(list(train_runs), ctx.ds.train_examples, ctx.ds.corpus)
+            run = fusion.fuse(runs, k)
+        except STAGE_ERRORS as exc:
+            results.append(_failed(spec.label, queries, exc, t0, "retrievers"))
+            continue
+        results.append(_finish(ctx, spec.label, fusion, run, t0, before, "retrievers", queries))
+    return results
+
+
+def default_rerank_input(earlier: Sequence[StageResult], fusion_labels: Sequence[str]) -> str:
+    return fusion_labels[-1] if fusion_labels else earlier[-1].name
+
+
+def run_rerankers(
+    ctx: StageContext,
+    earlier: Sequence[StageResult],
+    specs: Sequence[StageSpec],
+    k: int,
+    default_input: str,
+) -> list[StageResult]:
+    """Each reranker over the candidates of its ``input`` stage."""
+    by_name = {s.name: s for s in earlier}
+    queries = {e.id: e.query for e in ctx.ds.examples}
+    results: list[StageResult] = []
+    for spec in specs:
+        source = str(spec.params().get("input", default_input))
+        t0, before = time.perf_counter(), ctx.stats()
+        try:
+            if source not in by_name:
+                raise ConfigError(
+                    f"reranker {spec.label}: input {source!r} is not an earlier stage; "
+                    f"choose one of {', '.join(by_name)}"
+                )
+            reranker = ctx.create("rerankers", spec, drop=("input",))
+            run = reranker.rerank(queries, by_name[source].run, ctx.ds.corpus, k)
+        except STAGE_ERRORS as exc:
+            results.append(_failed(spec.label, list(queries), exc, t0, source))
+            continue
+        result = _finish(ctx, spec.label, reranker, run, t0, before, source, list(queries))
+        results.append(result)
+        by_name[spec.label] = result
+    return results
+
+
+def fitted_stage_names(specs: Sequence[StageSpec], kind: str) -> list[str]:
+    """Labels of the configured stages of ``kind`` that need training."""
+    out = []
+    for spec in specs:
+        factory = registry.get(kind, spec.name)
+        if callable(getattr(factory, "fit", None)):
+            out.append(spec.label)
+    return out
