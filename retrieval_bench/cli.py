@@ -82,11 +82,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     result = run_benchmark(cfg, _workspace(args), progress=progress, on_dataset=announce)
     if args.json:
-        print(
-            json.dumps({"run_id": result.run_id, "tables": result.tables, "counts": result.counts})
-        )
+        out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts}
+        print(json.dumps({**out, "sweeps": result.sweeps}))
         return EXIT_OK
     cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
+    all_rows = result.tables.get("all", {}).values()
+    if any(r.get("llm_calls", 0) or r.get("llm_cache_hits", 0) for r in all_rows):
+        cols += ["llm_calls", "llm_cache_hits"]
     for subset, table in result.tables.items():
         if subset != "all" and not args.all_subsets and not subset.startswith("leaks_path"):
             continue
@@ -97,6 +99,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if subset == "all" and any(spans[0] in row for row in table.values()):
             title = f"\n{cfg.name} [{subset}] span level (queries with gold spans, k={cfg.table_k})"
             print(format_table(table, spans, result.stage_order, title))
+    for stage, rows in result.sweeps.items():
+        title = f"\n{stage}: threshold sweep (keep candidates scoring >= threshold; file level)"
+        table = {f"{r['threshold']:.3g}": r for r in rows}
+        print(
+            format_table(table, ["P", "R", "F1", "kept"], title=title).replace("stage", "t    ", 1)
+        )
     print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
     return EXIT_OK
 

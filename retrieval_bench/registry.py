@@ -34,8 +34,14 @@ _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "retrieval_bench.fusion.concat",
         "retrieval_bench.fusion.normsum",
         "retrieval_bench.fusion.rrf",
+        "retrieval_bench.fusion.vote",
+        "retrieval_bench.fusion.learned",
+        "retrieval_bench.fusion.optimize",
     ),
-    "rerankers": (),
+    "rerankers": (
+        "retrieval_bench.reranking.llm",
+        "retrieval_bench.reranking.cross_encoder",
+    ),
 }
 _loaded: set[str] = set()
 
@@ -77,8 +83,9 @@ def get(kind: str, name: str) -> Factory:
         ) from None
 
 
-def create(kind: str, name: str, **params: Any) -> Any:
-    """Instantiate ``name`` with keyword params; a bad param names itself."""
+def create(kind: str, name: str, /, **params: Any) -> Any:
+    """Instantiate ``name`` with keyword params (which may include ``name``, the
+    stage's own label); a bad param names itself."""
     factory = get(kind, name)
     try:
         return factory(**params)

@@ -24,6 +24,8 @@ def _fmt(value: float | None, metric: str) -> str:
         return f"{value:.1f}"
     if metric == "lost":
         return f"{value:.2f}"
+    if metric.startswith("llm_") or metric in ("kept", "n"):
+        return f"{value:g}"
     return f"{value:.3f}"
 
 

@@ -75,6 +75,8 @@ class BenchmarkResult:
     """subset → number of queries."""
     out_dir: Path | None = None
     seconds: float = 0.0
+    sweeps: dict[str, list[dict[str, float | int]]] = field(default_factory=dict)
+    """reranker stage → threshold sweep rows over all queries (SPEC §1.5)."""
 
 
 def _git_commit() -> str | None:
@@ -177,6 +179,8 @@ def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any])
                 for qid, metrics in rows.items():
                     rec = {"dataset": o.prepared.spec.name, "stage": stage_name, "query_id": qid}
                     fh.write(json.dumps({**rec, "metrics": metrics}) + "\n")
+    if result.sweeps:
+        (out_dir / "threshold_sweeps.json").write_text(json.dumps(result.sweeps, indent=2))
     k = result.config.table_k
     with (out_dir / "queries.jsonl").open("w") as fh:  # per-query drill-down
         for o in result.outcomes:
@@ -258,6 +262,35 @@ def _provenance(cfg: BenchmarkConfig, prepared: Sequence[PreparedDataset]) -> di
     return prov
 
 
+def _threshold_sweeps(
+    outcomes: Sequence[DatasetOutcome], rerankers: Sequence[str]
+) -> dict[str, list[dict[str, float | int]]]:
+    """Keep-above-threshold P/R/F1 per reranker, pooled over datasets on one grid."""
+    from retrieval_bench.reranking.threshold import default_thresholds, threshold_sweep
+
+    sweeps: dict[str, list[dict[str, float | int]]] = {}
+    for stage in rerankers:
+        ran = [(o, s) for o in outcomes for s in o.stages if s.name == stage]
+        scores = [v for _, s in ran for d in s.run.scores.values() for v in d.values()]
+        if not scores:
+            continue
+        grid = default_thresholds(scores)
+        pooled: dict[float, dict[str, float]] = {}
+        total = 0
+        for o, s in ran:
+            n = len(o.prepared.examples)
+            total += n
+            for row in threshold_sweep(s.run, o.prepared.examples, o.prepared.corpus, grid):
+                acc = pooled.setdefault(row.threshold, {"P": 0.0, "R": 0.0, "F1": 0.0, "kept": 0.0})
+                for key in acc:
+                    acc[key] += getattr(row, key) * n
+        sweeps[stage] = [
+            {"threshold": t, **{k: v / max(total, 1) for k, v in acc.items()}}
+            for t, acc in sorted(pooled.items())
+        ]
+    return sweeps
+
+
 def _llm_provider(
     cfg: BenchmarkConfig, ws: Workspace, prov: dict[str, Any]
 ) -> Callable[[], Any] | None:
@@ -328,6 +361,7 @@ def run_benchmark(
         for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
             result.tables[subset] = _aggregate(outcomes, stage_order, members)
             result.counts[subset] = len(members)
+        result.sweeps = _threshold_sweeps(outcomes, [r.label for r in cfg.rerankers])
         result.seconds = time.perf_counter() - started
         result.out_dir = ws.results_dir / run_id
         _write_outputs(result, result.out_dir, prov)

@@ -17,8 +17,11 @@ Chunk vectors come, in order of preference, from
 3. the model, for whatever is left.
 
 Seed 002's "basic" rung, a learned linear *adapter* matrix applied to query
-vectors, is not implemented yet; :meth:`DenseRetriever.transform_queries` is
-the hook where it will multiply the query matrix.
+vectors: ``adapter=`` names one saved by
+:meth:`~retrieval_bench.retrieval.adapter.LinearAdapter.save`, and
+:meth:`DenseRetriever.transform_queries` applies it; the ``dense-adapted``
+retriever (:mod:`retrieval_bench.retrieval.adapter`) learns one from a
+training split.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lancedb
 import numpy as np
@@ -42,6 +45,9 @@ from retrieval_bench.index.store import CodebaseIndex, vectors_of
 from retrieval_bench.registry import register
 from retrieval_bench.types import Run
 from retrieval_bench.workspace import Workspace
+
+if TYPE_CHECKING:
+    from retrieval_bench.retrieval.adapter import LinearAdapter
 
 _QUERY_BLOCK = 256  # queries scored per matrix product, bounding memory at m × n floats
 
@@ -60,9 +66,11 @@ class DenseRetriever:
         index_uri: str | None = None,
         cache_dir: str | None = None,
         embedder: Embedder | None = None,
+        adapter: str | None = None,
     ):
-        """``embedder`` overrides the model (tests, other backends); the other
-        parameters configure the default :class:`SentenceTransformerEmbedder`."""
+        """``embedder`` overrides the model (tests, other backends); ``adapter`` is
+        the path of a saved query adapter; the other parameters configure the
+        default :class:`SentenceTransformerEmbedder`."""
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
             model_path, batch_size=batch_size, threads=threads
         )
@@ -74,6 +82,12 @@ class DenseRetriever:
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self.reused = 0
         """Chunk vectors taken from a CodebaseIndex during the last ``index`` call."""
+        self.adapter: LinearAdapter | None = None
+        """Learned query adapter applied by :meth:`transform_queries` (None: identity)."""
+        if adapter:
+            from retrieval_bench.retrieval.adapter import load_adapter
+
+            self.adapter = load_adapter(adapter, self.embedder.name)
 
     @property
     def cached_embedder(self) -> CachedEmbedder:
@@ -117,12 +131,12 @@ class DenseRetriever:
         return found
 
     def transform_queries(self, vectors: np.ndarray) -> np.ndarray:
-        """Hook for the learned adapter of SPEC §1.3 / seed 002 (identity for now).
+        """The learned adapter of SPEC §1.3 / seed 002 on the query vectors (or identity).
 
-        An adapter ``A`` (d × d, trained on labelled pairs) will return
-        ``normalize_rows(vectors @ A)`` here, so that only queries are mapped.
+        An adapter ``W`` (d × d, trained on labelled pairs) returns the unit rows
+        of ``vectors @ W.T``; chunk vectors are never mapped.
         """
-        return vectors
+        return vectors if self.adapter is None else self.adapter.transform(vectors)
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
         """Top-``k`` chunk ids per query, scored by cosine similarity."""

@@ -7,9 +7,9 @@ Rungs (``terms=``), following seed 002's "exact search" source:
   `` `backticked` `` text, snake_case, camelCase/PascalCase, dotted.names,
   paths and file names (plus their stem), CONSTANTS, ``calls()`` — falling
   back to the raw words when there are none (or only acronyms like ``API``);
-* ``"llm"``: keywords proposed by a language model. The model is not wired
-  here: pass ``keyword_provider`` (any ``question -> list[str]`` callable);
-  its output is cleaned like the other rungs.
+* ``"llm"``: keywords proposed by a language model: ``llm`` (an
+  :class:`~retrieval_bench.retrieval.keywords.LLMKeywordProvider` asks it) or
+  any ``keyword_provider`` (``question -> list[str]``), cleaned like the rest.
 
 One real ``rg`` process per query searches the corpus root for all terms at
 once (``--json --fixed-strings -e T1 -e T2 …``). ripgrep obeys ``.gitignore``
@@ -62,6 +62,7 @@ from typing import Any
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError, SnapshotError, ToolMissingError
 from retrieval_bench.files import ALWAYS_IGNORED, DEFAULT_MAX_BYTES
+from retrieval_bench.llm.base import LLM
 from retrieval_bench.registry import register
 from retrieval_bench.retrieval.code_tokens import DEFAULT_STOPWORDS, word_set
 from retrieval_bench.types import Run
@@ -200,6 +201,7 @@ class ExactRetriever:
     Parameters:
         terms: rung, "raw" | "identifiers" | "llm".
         keyword_provider: the keyword source of the "llm" rung.
+        llm: the model of the default keyword_provider (terms="llm" only).
         case: "ignore" (default), "smart" (rg's rule over all terms together:
             case-sensitive as soon as one term has a capital) or "sensitive".
         max_terms: at most this many terms per query (first in question order).
@@ -226,11 +228,16 @@ class ExactRetriever:
         timeout_s: float = 60.0,
         rg_path: str | None = None,
         name: str = "exact",
+        llm: LLM | None = None,
     ) -> None:
+        if terms == "llm" and keyword_provider is None and llm is not None:
+            from retrieval_bench.retrieval.keywords import LLMKeywordProvider
+
+            keyword_provider = LLMKeywordProvider(llm)
         if terms == "llm":
             if keyword_provider is None:
                 raise ConfigError(
-                    "exact: terms='llm' needs a keyword_provider; use 'raw' or 'identifiers'"
+                    "exact: terms='llm' needs an llm or keyword_provider; or use terms='raw'"
                 )
         elif terms not in TERM_EXTRACTORS:
             raise ConfigError(

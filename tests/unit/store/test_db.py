@@ -56,7 +56,15 @@ def test_stage_round_trip(store: ResultsDB) -> None:
         seconds=1.5,
         llm_calls=0,
     )
-    result = StageResult("rerank", Run("rerank"), 4.0, 50, 12000, {"q7": "timeout"}, "dense")
+    result = StageResult(
+        "rerank",
+        Run("rerank"),
+        4.0,
+        llm_calls=50,
+        llm_tokens=12000,
+        failures={"q7": "timeout"},
+        parent="dense",
+    )
     store.record_stage_result(rid, result, {"all": {"P@5": 0.6, "MRR": math.nan}})
     table = store.stage_table(rid)
     assert list(table) == ["dense", "rerank"]

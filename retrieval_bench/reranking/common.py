@@ -1,0 +1,83 @@
+"""Helpers shared by the rerankers of SPEC §1.5 (LLM and cross-encoder).
+
+Candidate selection (the top ``max_candidates`` of the input run: seed 002's
+"~50 candidates → ~10"), snippet truncation, prompt files, and the scores
+that keep input order among ties.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.types import Chunk, Run
+
+__all__ = ["candidates_of", "load_prompt", "positive_ints", "stable_scores", "truncate_snippet"]
+
+PROMPTS_PACKAGE = "retrieval_bench.reranking"
+_SECTION = re.compile(r"^\[([a-z_]+)\]\s*$")
+
+
+@cache
+def load_prompt(name: str) -> dict[str, str]:
+    """Sections of ``prompts/<name>.txt``: ``{"system": ..., "user": ...}``.
+
+    A section starts with a line ``[name]``; lines before the first section are
+    comments. Read through :mod:`importlib.resources`, so it works from a wheel.
+    """
+    text = resources.files(PROMPTS_PACKAGE).joinpath("prompts", f"{name}.txt").read_text("utf-8")
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            current = sections.setdefault(m.group(1), [])
+        elif current is not None:
+            current.append(line)
+    return {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+
+
+def truncate_snippet(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut at a line break when one is in the second half."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    nl = cut.rfind("\n")
+    if nl > limit // 2:
+        cut = cut[:nl]
+    return cut + "\n..."
+
+
+def candidates_of(run: Run, query_id: str, corpus: Corpus, limit: int) -> tuple[list[Chunk], int]:
+    """The top ``limit`` chunks of a query in input order, and how many ids the
+    corpus does not know (dropped: there is no text to show)."""
+    ids = run.ids(query_id, limit)
+    chunks = corpus.get(ids)
+    return chunks, len(ids) - len(chunks)
+
+
+def stable_scores(ordered: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Scores that make :meth:`Run.ranked` reproduce ``ordered`` (best first).
+
+    Walking from the worst up, a score not strictly above the one below it is
+    raised to the next float above that one; everything else is unchanged.
+    """
+    out: dict[str, float] = {}
+    below = -math.inf
+    for cid, score in reversed(ordered):
+        value = score if score > below else math.nextafter(below, math.inf)
+        out[cid] = value
+        below = value
+    return dict(reversed(out.items()))
+
+
+def positive_ints(reranker: str, **params: int | None) -> None:
+    """ConfigError naming ``reranker`` and the key when a value is not a positive int."""
+    for key, value in params.items():
+        if value is not None and (isinstance(value, bool) or value < 1):
+            raise ConfigError(f"{reranker}: {key} must be a positive integer, not {value!r}")

@@ -1,0 +1,193 @@
+"""``cross-encoder``: rerank with a local sentence-transformers cross-encoder (SPEC §1.5).
+
+Seed 002, "reranking with local models": a local model cannot answer
+hundreds of parallel Yes/No calls the way a hosted LLM does, so a
+sentence-transformers ``CrossEncoder`` reads each (question, snippet) pair
+and outputs a relevance score in batched forward passes.
+
+The model is a local folder given as ``model_path`` or by the environment
+variable ``RBENCH_CROSS_ENCODER``; nothing is ever downloaded (SPEC §5:
+``HF_HUB_OFFLINE=1`` is set before sentence-transformers is imported). No
+path → :class:`~retrieval_bench.errors.ConfigError` saying how to set one.
+
+Score = the model's output for the pair ``(query, "<path>\\n<snippet>")``.
+For a one-label model sentence-transformers applies a sigmoid by default, so
+scores lie in (0, 1) and a threshold can be swept over them. Equal scores
+keep the input order; the ``threshold``, ``max_candidates`` and
+``snippet_chars`` parameters mean what they mean for the LLM rerankers.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.registry import register
+from retrieval_bench.reranking.common import (
+    candidates_of,
+    positive_ints,
+    stable_scores,
+    truncate_snippet,
+)
+from retrieval_bench.types import Chunk, Run
+
+# Never download weights (SPEC §5); must be set before huggingface_hub is imported.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ENV = "RBENCH_CROSS_ENCODER"
+
+
+@functools.lru_cache(maxsize=2)
+def _load(path: str, device: str, max_length: int | None) -> Any:
+    """One loaded model per (path, device, max_length) per process."""
+    from sentence_transformers import CrossEncoder
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    return CrossEncoder(path, device=device, max_length=max_length, local_files_only=True)
+
+
+@register("rerankers", "cross-encoder")
+class CrossEncoderReranker:
+    """Scores (query, snippet) pairs with a local ``CrossEncoder``.
+
+    Parameters:
+        model_path: local model folder; default ``$RBENCH_CROSS_ENCODER``.
+        max_candidates: how many of each query's input candidates to score (50).
+        snippet_chars: characters of each chunk shown to the model (2000).
+        threshold: drop candidates scoring below it (None: keep all).
+        batch_size: pairs per forward pass (32).
+        device: torch device ("cpu").
+        threads: torch CPU threads (default ``$RBENCH_THREADS``, else torch's).
+        max_length: token limit of a pair (default: the model's).
+        name: the name of the output run.
+        model: an already loaded model with ``predict(pairs)`` (tests, other
+            backends); replaces ``model_path``.
+
+    After ``rerank``: ``failures`` (query id → reason), ``artifacts`` (query id
+    → one record per candidate, best first) and ``unknown_chunks``.
+    """
+
+    name = "cross-encoder"
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        max_candidates: int = 50,
+        snippet_chars: int = 2000,
+        threshold: float | None = None,
+        batch_size: int = 32,
+        device: str = "cpu",
+        threads: int | None = None,
+        max_length: int | None = None,
+        name: str | None = None,
+        model: Any = None,
+    ) -> None:
+        positive_ints(self.name, max_candidates=max_candidates, snippet_chars=snippet_chars)
+        positive_ints(self.name, batch_size=batch_size, max_length=max_length)
+        self.model_path: Path | None = None
+        if model is None:
+            configured = model_path or os.environ.get(ENV, "").strip()
+            if not configured:
+                raise ConfigError(
+                    "cross-encoder: no model configured; set `model_path` in the reranker "
+                    f"params or {ENV}=/path/to/a/local/cross-encoder (never downloaded)"
+                )
+            self.model_path = Path(configured).expanduser()
+            if not self.model_path.is_dir():
+                raise ConfigError(
+                    f"cross-encoder: model path {self.model_path} is not a folder; set "
+                    f"`model_path` or {ENV} to a local sentence-transformers cross-encoder"
+                )
+        self._model = model
+        self.max_candidates = max_candidates
+        self.snippet_chars = snippet_chars
+        self.threshold = threshold
+        self.batch_size = batch_size
+        self.device = device
+        self.threads = threads
+        self.max_length = max_length
+        if name is not None:
+            self.name = name
+        self.failures: dict[str, str] = {}
+        self.artifacts: dict[str, list[dict[str, Any]]] = {}
+        self.unknown_chunks = 0
+
+    @property
+    def model(self) -> Any:
+        """The loaded cross-encoder (loaded on first use)."""
+        if self._model is None:
+            assert self.model_path is not None
+            try:
+                self._model = _load(str(self.model_path.resolve()), self.device, self.max_length)
+            except Exception as exc:  # any loader failure is a bad model folder
+                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ConfigError(
+                    f"cross-encoder: cannot load a model from {self.model_path}: {reason}"
+                ) from exc
+        return self._model
+
+    def _apply_threads(self) -> None:
+        from retrieval_bench.index.embed import resolve_threads
+
+        threads = resolve_threads(self.threads)
+        if threads is not None:
+            import torch
+
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+
+    def text_of(self, chunk: Chunk) -> str:
+        """What the model reads for a chunk: its path, then its (truncated) text."""
+        return f"{chunk.path}\n{truncate_snippet(chunk.text, self.snippet_chars)}"
+
+    def rerank(self, queries: Mapping[str, str], run: Run, corpus: Corpus, k: int) -> Run:
+        """Score each query's top ``max_candidates`` and keep the best ``k``
+        (those scoring at least ``threshold`` when one is set)."""
+        self.failures, self.artifacts, self.unknown_chunks = {}, {}, 0
+        out: dict[str, dict[str, float]] = {}
+        todo: list[tuple[str, list[Chunk]]] = []
+        pairs: list[tuple[str, str]] = []
+        for qid in run.query_ids():
+            out[qid] = {}
+            chunks, unknown = candidates_of(run, qid, corpus, self.max_candidates)
+            self.unknown_chunks += unknown
+            query = queries.get(qid, "").strip()
+            if not query:
+                self.failures[qid] = "empty query"
+            elif chunks:
+                todo.append((qid, chunks))
+                pairs += [(query, self.text_of(c)) for c in chunks]
+        if not pairs:
+            return Run(self.name, out)
+        model = self.model
+        self._apply_threads()
+        raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        scores = [float(s) for s in raw]
+        at = 0
+        for qid, chunks in todo:
+            ranked = sorted(
+                ((rank, c, scores[at + rank]) for rank, c in enumerate(chunks)),
+                key=lambda t: (-t[2], t[0]),
+            )
+            at += len(chunks)
+            kept = [t for t in ranked if self.threshold is None or t[2] >= self.threshold]
+            out[qid] = stable_scores([(c.id, s) for _, c, s in kept[:k]])
+            self.artifacts[qid] = [
+                {
+                    "chunk_id": c.id,
+                    "path": c.path,
+                    "input_rank": rank + 1,
+                    "score": s,
+                    "kept": c.id in out[qid],
+                }
+                for rank, c, s in ranked
+            ]
+        return Run(self.name, out)
