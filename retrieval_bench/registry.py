@@ -29,6 +29,9 @@ _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "retrieval_bench.retrieval.dense",
         "retrieval_bench.retrieval.bm25",
         "retrieval_bench.retrieval.exact",
+        "retrieval_bench.retrieval.fuzzy",
+        "retrieval_bench.retrieval.hyde",
+        "retrieval_bench.retrieval.adapter",
     ),
     "fusions": (
         "retrieval_bench.fusion.concat",

@@ -252,7 +252,9 @@ class AdaptedDenseRetriever(DenseRetriever):
     Parameters (besides the dense ones): ``steps``, ``temperature``, ``reg``,
     ``lr``, ``train_batch``, ``seed`` of :meth:`LinearAdapter.fit`;
     ``hard_negatives`` per question, ``max_positives`` chunks per question;
-    ``save_to``: where to save the fitted adapter (optional).
+    ``save_to``: where to save the fitted adapter (optional). :meth:`fit`
+    replaces an adapter loaded with ``adapter=``; without either, :meth:`search`
+    raises :class:`ConfigError`.
     """
 
     name = "dense-adapted"

@@ -50,7 +50,6 @@ import json
 import logging
 import math
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -64,106 +63,17 @@ from retrieval_bench.errors import ConfigError, SnapshotError, ToolMissingError
 from retrieval_bench.files import ALWAYS_IGNORED, DEFAULT_MAX_BYTES
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.registry import register
-from retrieval_bench.retrieval.code_tokens import DEFAULT_STOPWORDS, word_set
+from retrieval_bench.retrieval.query_terms import (
+    TERM_EXTRACTORS,
+    dedupe,
+    identifier_terms,
+)
 from retrieval_bench.types import Run
 
 log = logging.getLogger(__name__)
 
 KeywordProvider = Callable[[str], Sequence[str]]
 """Hook for the "llm" rung: question → keywords to grep for."""
-
-QUESTION_WORDS = word_set(
-    "what which where when why how who does did should would could can "
-    "find show tell please want need used using use"
-)
-STOPWORDS = DEFAULT_STOPWORDS | QUESTION_WORDS
-MIN_TERM_LEN = 3
-_FILE_EXTENSIONS = word_set(
-    "py pyi js jsx ts tsx mjs cjs go rs java kt c h cc cpp hpp cs rb php swift scala "
-    "sh md rst txt json yaml yml toml ini cfg html css sql proto lock"
-)
-
-_WORD_RE = re.compile(r"\w+")
-_BACKTICK_RE = re.compile(r"`([^`\n]+)`")
-_PATH_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]*\w")
-_DOTTED_RE = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_CALL_RE = re.compile(r"\b(\w+)\(")
-_CAMEL_RE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
-
-
-def _good(term: str) -> bool:
-    return len(term) >= MIN_TERM_LEN and term.casefold() not in STOPWORDS
-
-
-def _dedupe(terms: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for t in terms:
-        t = t.strip().strip(".,;:!?\"'()[]{}<>")
-        if _good(t) and t.casefold() not in seen:
-            seen.add(t.casefold())
-            out.append(t)
-    return out
-
-
-def raw_terms(question: str) -> list[str]:
-    """Words of the question, minus stopwords, 3+ characters, first occurrence kept."""
-    return _dedupe(_WORD_RE.findall(question))
-
-
-def _identifier_kind(word: str) -> int:
-    """0: a plain word; 1: an acronym (API, CSV: weak evidence); 2: an identifier."""
-    core = word.strip("_")
-    if not core:
-        return 0
-    if core != word or "_" in core:  # snake_case, SCREAMING_SNAKE, _private, __dunder__
-        return 2
-    if _CAMEL_RE.search(core):  # camelCase, PascalCase with 2+ humps, HTTPServer
-        return 2
-    has_alpha, has_digit = any(c.isalpha() for c in core), any(c.isdigit() for c in core)
-    if has_alpha and has_digit:  # md5, utf8, p99
-        return 2
-    if core.isupper() and has_alpha:  # CONSTANT; short ones are acronyms
-        return 2 if len(core) > 4 else 1
-    return 0
-
-
-def identifier_terms(question: str) -> list[str]:
-    """Identifier-like strings of the question (see module doc).
-
-    Falls back to :func:`raw_terms` when there are none, or only acronyms of up
-    to 4 letters (``API``, ``CSV``: too weak alone; they are raw words too).
-    """
-    found: list[tuple[int, str]] = []
-    for m in _BACKTICK_RE.finditer(question):
-        found.append((m.start(), m.group(1).strip().removesuffix("()")))
-    for m in _PATH_RE.finditer(question):
-        name = m.group(0).rsplit("/", 1)[-1]
-        found.append((m.start(), name))
-        found.append((m.start(), name.split(".", 1)[0]))
-    for m in _DOTTED_RE.finditer(question):
-        dotted = m.group(0)
-        parts = dotted.split(".")
-        if all(len(p) == 1 for p in parts):  # e.g, i.e
-            continue
-        found.append((m.start(), dotted))
-        last = parts[-1]
-        found.append((m.start(), parts[0] if last.lower() in _FILE_EXTENSIONS else last))
-    for m in _CALL_RE.finditer(question):
-        found.append((m.start(), m.group(1)))
-    strong = bool(_dedupe([t for _, t in found]))
-    for m in _WORD_RE.finditer(question):
-        kind = _identifier_kind(m.group(0))
-        if kind:
-            found.append((m.start(), m.group(0)))
-            strong = strong or (kind == 2 and _good(m.group(0)))
-    if not strong:
-        return raw_terms(question)
-    found.sort(key=lambda pos_term: pos_term[0])  # stable: keeps per-position order
-    return _dedupe([t for _, t in found])
-
-
-TERM_EXTRACTORS: dict[str, KeywordProvider] = {"raw": raw_terms, "identifiers": identifier_terms}
 
 
 def find_rg(explicit: str | os.PathLike[str] | None = None) -> str:
@@ -266,6 +176,8 @@ class ExactRetriever:
         """query id → the terms searched in the last :meth:`search` (for drill-down)."""
         self.failures: dict[str, str] = {}
         """query id → ripgrep error of the last :meth:`search`."""
+        self.artifacts: dict[str, dict[str, Any]] = {}
+        """query id → the terms searched (and why the LLM rung fell back, if it did)."""
 
     def config(self) -> dict[str, Any]:
         """Parameters that determine the results (for provenance)."""
@@ -276,7 +188,7 @@ class ExactRetriever:
         """The terms this rung searches for ``question``, in question order, capped."""
         if self.terms == "llm":
             assert self.keyword_provider is not None
-            terms = _dedupe([str(t) for t in self.keyword_provider(question)])
+            terms = dedupe([str(t) for t in self.keyword_provider(question)])
             terms = terms or identifier_terms(question)
         else:
             terms = list(TERM_EXTRACTORS[self.terms](question))
@@ -296,10 +208,18 @@ class ExactRetriever:
             raise RuntimeError("ExactRetriever.search called before index()")
         self.last_terms = {}
         self.failures = {}
+        self.artifacts = {}
+        prefetch = getattr(self.keyword_provider, "prefetch", None)
+        if self.terms == "llm" and callable(prefetch):
+            prefetch(list(queries.values()))  # one concurrent batch of model calls
+        provider_failures = getattr(self.keyword_provider, "failures", {}) or {}
         out: dict[str, dict[str, float]] = {}
         for qid, question in queries.items():
             terms = self.extract_terms(question)
             self.last_terms[qid] = terms
+            self.artifacts[qid] = {"terms": terms}
+            if question in provider_failures:
+                self.artifacts[qid]["keyword_fallback"] = provider_failures[question]
             out[qid] = self._search_one(qid, terms, k) if terms and k > 0 else {}
         return Run(self.name, out)
 

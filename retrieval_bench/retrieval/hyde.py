@@ -66,7 +66,7 @@ _DISPLAY = {
 }
 """Languages that count as code, by chunk label → display name (tsx joins TypeScript)."""
 
-UNKNOWN_LANGUAGES = "the languages its file names suggest"
+UNKNOWN_LANGUAGES = "the language the file names suggest"
 
 
 def dominant_languages(
@@ -339,7 +339,8 @@ class HydeRetriever:
                 if isinstance(reply, Exception)
                 else "empty reply"
             )
-            self.failures[qid] = f"hyde: no snippet ({why}); searched with the raw query"
+            # not a failure: the query still gets results, from its raw text
+            self.artifacts[qid]["fallback"] = f"no snippet ({why}); searched with the raw query"
             return question
         return f"{question}\n\n{snippet}" if self.include_query else snippet
 

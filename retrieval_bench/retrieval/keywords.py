@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
-from retrieval_bench.retrieval.exact import MIN_TERM_LEN, STOPWORDS, identifier_terms
 from retrieval_bench.retrieval.prompts import load_prompt
+from retrieval_bench.retrieval.query_terms import MIN_TERM_LEN, STOPWORDS, identifier_terms
 
 _BULLET_RE = re.compile(r"^(?:[-*•+>]|\d+[.):]|\(\d+\)|[a-zA-Z][.)](?=\s))\s*")
 _LABEL_RE = re.compile(r"^([^:`]{1,40}):\s+(.*)$")  # "Keywords: a, b" / "name: why"; not a::b

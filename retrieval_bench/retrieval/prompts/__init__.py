@@ -2,7 +2,7 @@
 
 One ``.txt`` file per prompt, filled with :meth:`str.format` (so a literal
 brace in a template must be doubled). Packaging: the files must be listed as
-package data, ``"retrieval_bench.retrieval.prompts" = ["*.txt"]``.
+package data: ``"retrieval_bench.retrieval" = ["prompts/*.txt"]`` in pyproject.toml.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.retrieval.exact import ExactRetriever, identifier_terms, raw_terms
+from retrieval_bench.retrieval.exact import ExactRetriever
+from retrieval_bench.retrieval.query_terms import identifier_terms, raw_terms
 
 
 def test_raw_terms_drop_stopwords_and_short_words() -> None:

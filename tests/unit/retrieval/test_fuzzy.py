@@ -10,7 +10,7 @@ import retrieval_bench
 from retrieval_bench import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.retrieval.fuzzy import FuzzyRetriever, TypoBudget
+from retrieval_bench.retrieval.fuzzy import FuzzyRetriever, TypoBudget, osa_distance
 from retrieval_bench.types import Chunk
 from tests.unit.retrieval.conftest import window_corpus
 
@@ -55,6 +55,35 @@ def test_custom_budget_and_forms() -> None:
 def test_bad_budget_is_a_config_error(bad: object) -> None:
     with pytest.raises(ConfigError, match="typo_budget"):
         FuzzyRetriever(typo_budget=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "distance"),
+    [
+        ("parse", "parse", 0),
+        ("parse", "pasre", 1),  # transposition counts once
+        ("parse", "parsed", 1),
+        ("parse", "prse", 1),
+        ("parse_json", "pasre_jsno", 2),
+        ("kitten", "sitting", 3),
+        ("ca", "abc", 3),  # optimal string alignment, not full Damerau (which gives 2)
+        ("", "ab", 2),
+    ],
+)
+def test_osa_distance(a: str, b: str, distance: int) -> None:
+    assert osa_distance(a, b) == distance == osa_distance(b, a)
+
+
+def test_first_character_is_not_fuzzed_by_default() -> None:
+    corpus = Corpus(Path("."), list(CHUNKS))
+    default, anywhere = FuzzyRetriever(), FuzzyRetriever(fuzzy_first_char=True)
+    default.index(corpus)
+    anywhere.index(corpus)
+    queries = {"first": "barse", "later": "pbrse"}  # one substitution each
+    assert default.search(queries, 3).ids("first") == []
+    assert sorted(anywhere.search(queries, 3).ids("first")) == ["a", "e"]
+    assert sorted(default.search(queries, 3).ids("later")) == ["a", "e"]
+    assert anywhere.config()["fuzzy_first_char"] is True
 
 
 def test_one_typo_queries_find_their_chunk(fuzzy: FuzzyRetriever) -> None:

@@ -9,8 +9,9 @@ import pytest
 from retrieval_bench import registry
 from retrieval_bench.errors import ConfigError, ToolMissingError
 from retrieval_bench.llm.base import ChatRequest, LLMUnavailableError
-from retrieval_bench.retrieval.exact import ExactRetriever, find_rg, identifier_terms
+from retrieval_bench.retrieval.exact import ExactRetriever, find_rg
 from retrieval_bench.retrieval.keywords import LLMKeywordProvider, parse_keywords
+from retrieval_bench.retrieval.query_terms import identifier_terms
 from tests.fakes.llm import ScriptedLLM, last_user
 from tests.unit.retrieval.conftest import window_corpus
 from tests.unit.retrieval.test_hyde import BatchLLM
