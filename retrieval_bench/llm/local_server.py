@@ -139,8 +139,8 @@ class LocalServer:
             "--n_ctx", str(N_CTX),
             "--model_alias", MODEL_ALIAS,
         ]  # fmt: skip
-        if threads:
-            cmd += ["--n_threads", str(threads)]
+        # llama.cpp defaults to half the cores; the model is tiny, so use them all
+        cmd += ["--n_threads", str(threads or os.cpu_count() or 1)]
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
                 cmd,
