@@ -66,6 +66,8 @@ class DatasetSpec(BaseModel):
     train_split: str | None = None
     """Split that trains the learned stages (``learned``/``optimized`` fusion,
     ``dense-adapted``); it must differ from ``split``."""
+    train_limit: int | None = Field(default=None, gt=0)
+    """Only the first N training examples (LLM stages also run on them)."""
     ignore: list[str] = Field(default_factory=list)
     """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
 

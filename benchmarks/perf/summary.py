@@ -35,6 +35,16 @@ HEADLINES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("BM25 index time: ours / rank_bm25", ("ratios", "index_time_ours_over_baseline")),
         ("BM25 index memory: ours / rank_bm25", ("ratios", "index_memory_ours_over_baseline")),
     ],
+    "fuzzy.json": [
+        ("fuzzy recall on one-typo queries / bm25", ("ratios", "typo_recall_fuzzy_over_bm25")),
+        ("fuzzy p50 latency / bm25", ("ratios", "latency_p50_fuzzy_over_bm25")),
+    ],
+    "llm_cache.json": [
+        ("LLM benchmark: cached run time / cold run time", ("cached_over_cold",)),
+    ],
+    "rerank_concurrency.json": [
+        ("reranker calls/s: concurrency N / concurrency 1", ("ratio_n_over_1",)),
+    ],
     "metrics.json": [
         ("ranking metrics time: ours / pytrec_eval", ("ratios", "ours_total / pytrec_total")),
     ],

@@ -143,6 +143,8 @@ def prepare_dataset(
     if spec.limit:
         examples = examples[: spec.limit]
     train = [e for e in loaded.examples if spec.train_split and e.split == spec.train_split]
+    if spec.train_limit:
+        train = train[: spec.train_limit]
 
     t0 = time.perf_counter()
     corpus, codebase_index = build_corpus(
