@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 
@@ -59,6 +59,31 @@ def candidates_of(run: Run, query_id: str, corpus: Corpus, limit: int) -> tuple[
     ids = run.ids(query_id, limit)
     chunks = corpus.get(ids)
     return chunks, len(ids) - len(chunks)
+
+
+def gather_candidates(
+    queries: Mapping[str, str], run: Run, corpus: Corpus, limit: int
+) -> tuple[dict[str, dict[str, float]], list[tuple[str, str, list[Chunk]]], dict[str, str], int]:
+    """What every reranker starts from, for each query of ``run``:
+
+    an empty output slot per query, the (query id, query text, top ``limit``
+    chunks) to score, the queries that fail before any call ("empty query"),
+    and how many chunk ids the corpus does not know.
+    """
+    out: dict[str, dict[str, float]] = {}
+    todo: list[tuple[str, str, list[Chunk]]] = []
+    failures: dict[str, str] = {}
+    unknown = 0
+    for qid in run.query_ids():
+        out[qid] = {}
+        chunks, missing = candidates_of(run, qid, corpus, limit)
+        unknown += missing
+        query = queries.get(qid, "").strip()
+        if not query:
+            failures[qid] = "empty query"
+        elif chunks:
+            todo.append((qid, query, chunks))
+    return out, todo, failures, unknown
 
 
 def stable_scores(ordered: Sequence[tuple[str, float]]) -> dict[str, float]:

@@ -29,7 +29,7 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.registry import register
 from retrieval_bench.reranking.common import (
-    candidates_of,
+    gather_candidates,
     positive_ints,
     stable_scores,
     truncate_snippet,
@@ -151,20 +151,11 @@ class CrossEncoderReranker:
     def rerank(self, queries: Mapping[str, str], run: Run, corpus: Corpus, k: int) -> Run:
         """Score each query's top ``max_candidates`` and keep the best ``k``
         (those scoring at least ``threshold`` when one is set)."""
-        self.failures, self.artifacts, self.unknown_chunks = {}, {}, 0
-        out: dict[str, dict[str, float]] = {}
-        todo: list[tuple[str, list[Chunk]]] = []
-        pairs: list[tuple[str, str]] = []
-        for qid in run.query_ids():
-            out[qid] = {}
-            chunks, unknown = candidates_of(run, qid, corpus, self.max_candidates)
-            self.unknown_chunks += unknown
-            query = queries.get(qid, "").strip()
-            if not query:
-                self.failures[qid] = "empty query"
-            elif chunks:
-                todo.append((qid, chunks))
-                pairs += [(query, self.text_of(c)) for c in chunks]
+        self.artifacts = {}
+        out, todo, self.failures, self.unknown_chunks = gather_candidates(
+            queries, run, corpus, self.max_candidates
+        )
+        pairs = [(query, self.text_of(c)) for _, query, chunks in todo for c in chunks]
         if not pairs:
             return Run(self.name, out)
         model = self.model
@@ -172,7 +163,7 @@ class CrossEncoderReranker:
         raw = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
         scores = [float(s) for s in raw]
         at = 0
-        for qid, chunks in todo:
+        for qid, _, chunks in todo:
             ranked = sorted(
                 ((rank, c, scores[at + rank]) for rank, c in enumerate(chunks)),
                 key=lambda t: (-t[2], t[0]),

@@ -47,7 +47,7 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
 from retrieval_bench.registry import register
 from retrieval_bench.reranking.common import (
-    candidates_of,
+    gather_candidates,
     load_prompt,
     positive_ints,
     stable_scores,
@@ -207,17 +207,12 @@ class _LLMReranker:
         """Re-score each query's top ``max_candidates`` and keep the best ``k``
         (those scoring at least ``threshold`` when one is set)."""
         self._reset()
-        out: dict[str, dict[str, float]] = {}
+        out, todo, self.failures, self.unknown_chunks = gather_candidates(
+            queries, run, corpus, self.max_candidates
+        )
         jobs: list[_Job] = []
-        for qid in run.query_ids():
-            out[qid] = {}
-            chunks, unknown = candidates_of(run, qid, corpus, self.max_candidates)
-            self.unknown_chunks += unknown
-            query = queries.get(qid, "").strip()
-            if not query:
-                self.failures[qid] = "empty query"
-            elif chunks:
-                jobs += self._jobs(qid, query, list(enumerate(chunks)), k)
+        for qid, query, chunks in todo:
+            jobs += self._jobs(qid, query, list(enumerate(chunks)), k)
         replies = self.llm.chat_many([j.request for j in jobs]) if jobs else []
         by_query: dict[str, list[tuple[_Job, Completion | LLMError]]] = {}
         for job, reply in zip(jobs, replies, strict=True):
