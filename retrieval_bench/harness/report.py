@@ -24,8 +24,10 @@ def _fmt(value: float | None, metric: str) -> str:
         return f"{value:.1f}"
     if metric == "lost":
         return f"{value:.2f}"
-    if metric.startswith("llm_") or metric in ("kept", "n"):
+    if metric.startswith("llm_"):
         return f"{value:g}"
+    if metric == "kept":
+        return f"{value:.2f}"
     return f"{value:.3f}"
 
 
