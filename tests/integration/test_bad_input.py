@@ -141,3 +141,50 @@ def test_unknown_retriever_lists_choices(
     assert main(["run", str(cfg)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "bm99" in err and "bm25" in err
+
+
+def test_llm_server_down_marks_samples_failed_and_the_run_finishes(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    repo = _small_repo(tmp_path / "repo")
+    q = write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {
+                "id": "a",
+                "query": "where is the auth token verified?",
+                "gold_files": ["src/tokens.py"],
+            },
+            {"id": "b", "query": "class Fine", "gold_files": ["src/broken.py"]},
+        ],
+    )
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        json.dumps(
+            {
+                "name": "down",
+                "datasets": [{"name": "d", "questions": str(q), "snapshot": str(repo)}],
+                "retrievers": [{"name": "bm25"}, {"name": "exact", "terms": "llm"}],
+                "rerankers": [{"name": "llm-yesno", "input": "bm25", "max_candidates": 3}],
+                "llm": {"base_url": dead, "max_retries": 1, "backoff_s": 0.01},
+                "table_k": 5,
+            }
+        )
+    )
+    result = _run_json(cfg, capsys)
+    assert result["counts"]["all"] == 2
+    # the reranker's samples are failed (recorded), the retrievers still scored
+    assert result["tables"]["all"]["llm-yesno"]["failed"] == 1.0
+    assert result["tables"]["all"]["bm25"]["R@5"] == 1.0
+    db = sqlite3.connect(workspace / "rbench.sqlite")
+    reasons = [r for (r,) in db.execute("SELECT reason FROM failures WHERE stage='llm-yesno'")]
+    assert len(reasons) == 2 and all("unreachable" in r for r in reasons)
+    # the LLM keyword rung fell back to the question's identifiers and says so
+    run_dir = next((workspace / "results").iterdir())
+    arts = [json.loads(line) for line in (run_dir / "artifacts/d/exact.jsonl").open()]
+    assert all("unreachable" in a["artifact"]["keyword_fallback"] for a in arts)
