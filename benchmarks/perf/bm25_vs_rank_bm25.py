@@ -26,7 +26,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import sysconfig
 import tarfile
 import tempfile
@@ -38,6 +37,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import rank_bm25
+from perf_common import write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.retrieval.bm25 import BM25Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
@@ -176,15 +176,8 @@ def main() -> None:
             "index_memory_ours_over_baseline": round(ours_mem / max(ref_mem, 1), 3),
         },
         "non_empty_results": sum(1 for q in queries if run.scores[q]),
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-        },
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(
         f"{len(docs)} chunks ({source}), {n_q} queries, k={args.k}\n"
         f"index: ours {ours_index_s:.3f}s  rank_bm25 {ref_index_s:.3f}s  "

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import statistics
@@ -50,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
+from perf_common import write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.retrieval.bm25 import BM25Retriever
@@ -316,15 +316,8 @@ def main() -> None:
             "bm25": "BM25Retriever (bm25s, lucene)",
             "constant_score_fuzzy": "Should(fuzzy_term_query(t, budget)) on the fuzzy body field",
         },
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-        },
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(f"{len(chunks)} chunks, {len(samples)} one-typo queries per set, k={k}")
     for set_name, qs in query_sets.items():
         print(f"[{set_name}] e.g. {qs['example']}")

@@ -12,12 +12,12 @@ calls. Writes benchmarks/perf/results/llm_cache.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
+
+from perf_common import write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.config import parse_config
 from retrieval_bench.harness.runner import run_benchmark
@@ -86,11 +86,8 @@ def main() -> None:
         "cached_s": round(cached, 3),
         "model_calls": {"cold": calls[0], "cached": calls[1]},
         "cached_over_cold": round(cached / cold, 4),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(RESULTS, result)
     print(
         f"cold {cold:.1f}s ({calls[0]} model calls)  cached {cached:.2f}s ({calls[1]} calls)"
         f"  cached/cold = {cached / cold:.4f}  -> {RESULTS}"

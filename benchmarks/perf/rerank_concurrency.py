@@ -14,12 +14,11 @@ Writes benchmarks/perf/results/rerank_concurrency.json.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import tempfile
 import time
 from pathlib import Path
+
+from perf_common import write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.llm.base import chat_request
 from retrieval_bench.llm.client import ClientSettings, LLMClient
@@ -75,11 +74,8 @@ def main() -> None:
         "calls_per_s": {f"concurrency_{c}": round(r, 2) for c, r in rates.items()},
         "ratio_n_over_1": round(rates[args.n] / rates[1], 3),
         "server": "llama-cpp-python 0.3.36 server (one request at a time), SmolLM2-135M Q4_1",
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(RESULTS, result)
     print(
         f"yes/no calls/s: concurrency 1 = {rates[1]:.2f}, concurrency {args.n} = "
         f"{rates[args.n]:.2f}  (ratio {rates[args.n] / rates[1]:.2f}) -> {RESULTS}"
