@@ -7,7 +7,9 @@ Wiring conventions (no if/elif per strategy):
   model server);
 * a stage with a ``fit`` method is trained on the dataset's ``train_split``
   before it scores the evaluation split (retrievers: ``fit(examples,
-  corpus)``; fusions: ``fit(train_runs, examples, corpus)``);
+  corpus)``; fusions: ``fit(train_runs, examples, corpus)``); the train-split
+  runs a learned fusion trains on come from cross-fitting for retrievers
+  that are themselves trained (no in-sample leakage);
 * a stage's ``failures`` and ``artifacts`` attributes (query id → …) are
   copied into its :class:`StageResult`;
 * a stage that raises is recorded as failed for every query, with the
@@ -114,6 +116,29 @@ def _need_train(ds: PreparedDataset, label: str) -> None:
         )
 
 
+def cross_fitted_run(retriever: Any, ds: PreparedDataset, k: int, folds: int = 3) -> Run:
+    """Train-split run of a retriever that is itself trained on the train split.
+
+    Each fold's questions are searched by the retriever fitted on the *other*
+    folds, so a learned fusion trained on these runs sees out-of-sample
+    behaviour, as it will on the evaluation split (cross-fitting). With fewer
+    than two training examples there is nothing to hold out: in-sample.
+    """
+    examples = ds.train_examples
+    n = min(folds, len(examples))
+    if n < 2:
+        retriever.fit(examples, ds.corpus)
+        run: Run = retriever.search({e.id: e.query for e in examples}, k)
+        return run
+    scores: dict[str, dict[str, float]] = {}
+    for fold in range(n):
+        held = examples[fold::n]
+        rest = [e for i, e in enumerate(examples) if i % n != fold]
+        retriever.fit(rest, ds.corpus)
+        scores.update(retriever.search({e.id: e.query for e in held}, k).scores)
+    return Run("cross-fitted", scores)
+
+
 def run_retrievers(
     ctx: StageContext, specs: Sequence[StageSpec], k: int, need_train_runs: bool
 ) -> tuple[list[StageResult], list[Run]]:
@@ -132,14 +157,20 @@ def run_retrievers(
                 retriever.index(ds.corpus, codebase_index=ds.codebase_index)
             else:
                 retriever.index(ds.corpus)
-            if hasattr(retriever, "fit"):
+            fitted = hasattr(retriever, "fit")
+            if fitted:
                 _need_train(ds, spec.label)
-                retriever.fit(ds.train_examples, ds.corpus)
-            run = retriever.search(queries, k)
             if need_train_runs and train_queries:
-                train_run = retriever.search(train_queries, k)
+                train_run = (
+                    cross_fitted_run(retriever, ds, k)
+                    if fitted
+                    else retriever.search(train_queries, k)
+                )
                 train_run.name = spec.label
                 train_runs.append(train_run)
+            if fitted:
+                retriever.fit(ds.train_examples, ds.corpus)
+            run = retriever.search(queries, k)
         except STAGE_ERRORS as exc:
             results.append(_failed(spec.label, list(queries), exc, t0, "corpus"))
             continue
