@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import sysconfig
 import tarfile
 import tempfile
@@ -37,14 +36,17 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import rank_bm25
-from perf_common import write_result  # sibling module: the scripts run standalone
+from perf_common import (  # sibling module: the scripts run standalone
+    DEVSETS,
+    WINDOW,
+    python_windows,
+    write_result,
+)
 
 from retrieval_bench.retrieval.bm25 import BM25Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 
-DEVSETS = Path("/work/shared/data/devsets")
 RESULTS = Path(__file__).resolve().parent / "results" / "bm25.json"
-WINDOW = 40
 
 
 def _source_root(tmp: Path) -> tuple[Path, str]:
@@ -54,26 +56,6 @@ def _source_root(tmp: Path) -> tuple[Path, str]:
             tar.extractall(tmp, filter="data")
         return tmp / "pytest-7.4.0", "pytest-7.4.0 sdist"
     return Path(sysconfig.get_paths()["purelib"]), "site-packages .py files"
-
-
-def _windows(root: Path, max_chunks: int) -> list[tuple[str, str]]:
-    """(id, text) for 40-line windows of the ``.py`` files under ``root``, sorted by path."""
-    files: list[Path] = []
-    for dirpath, dirnames, names in os.walk(root):
-        dirnames.sort()
-        files.extend(Path(dirpath) / n for n in sorted(names) if n.endswith(".py"))
-    out: list[tuple[str, str]] = []
-    for path in files:
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        rel = path.relative_to(root).as_posix()
-        for start in range(0, len(lines), WINDOW):
-            out.append((f"{rel}:{start + 1}", "\n".join(lines[start : start + WINDOW])))
-            if len(out) >= max_chunks:
-                return out
-    return out
 
 
 def _queries(n: int) -> list[str]:
@@ -104,7 +86,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root, source = _source_root(Path(tmp))
-        windows = _windows(root, args.max_chunks)
+        windows = [(c.id, c.text) for c in python_windows(root, args.max_chunks)]
     tokenizer = CodeTokenizer()
     t0 = time.perf_counter()
     docs = tokenizer.tokenize_many(text for _, text in windows)

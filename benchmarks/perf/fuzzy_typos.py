@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import statistics
@@ -49,7 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
-from perf_common import write_result  # sibling module: the scripts run standalone
+from perf_common import (  # sibling module: the scripts run standalone
+    DEVSETS,
+    WINDOW,
+    python_windows,
+    write_result,
+)
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.retrieval.bm25 import BM25Retriever
@@ -57,34 +61,9 @@ from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 from retrieval_bench.retrieval.fuzzy import FuzzyRetriever, TantivyBackend
 from retrieval_bench.types import Chunk
 
-DEVSETS = Path("/work/shared/data/devsets")
 RESULTS = Path(__file__).resolve().parent / "results" / "fuzzy.json"
-WINDOW = 40
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{4,}\b")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
-def _chunks(root: Path, max_chunks: int) -> list[Chunk]:
-    files: list[Path] = []
-    for dirpath, dirnames, names in os.walk(root):
-        dirnames.sort()
-        files.extend(Path(dirpath) / n for n in sorted(names) if n.endswith(".py"))
-    out: list[Chunk] = []
-    for path in files:
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        rel = path.relative_to(root).as_posix()
-        for start in range(0, len(lines), WINDOW):
-            end = min(start + WINDOW, len(lines))
-            text = "\n".join(lines[start:end])
-            out.append(
-                Chunk(f"{rel}:{start + 1}", rel, start + 1, end, "python", "window", None, text)
-            )
-            if len(out) >= max_chunks:
-                return out
-    return out
 
 
 def _typo(word: str, rng: random.Random) -> str:
@@ -213,7 +192,7 @@ def main() -> None:
     k = args.k
 
     root = Path(sysconfig.get_paths()["purelib"])
-    chunks = _chunks(root, args.max_chunks)
+    chunks = python_windows(root, args.max_chunks)
     corpus = Corpus(root, chunks)
     samples = _queries(chunks, args.queries, args.seed)
 
