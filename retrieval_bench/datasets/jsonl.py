@@ -66,10 +66,10 @@ def load_examples(path: str | Path) -> LoadResult:
         raise DatasetError(
             f"dataset file {path} cannot be read ({exc.strerror or exc}): check its permissions"
         ) from exc
-    return collect_examples(_jsonl_rows(text), example_from_row)
+    return collect_examples(jsonl_rows(text), example_from_row)
 
 
-def _jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
+def jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
     """(1-based line number, decoded row or the JSON error) for each non-blank line."""
     for line_no, line in enumerate(text.splitlines(), start=1):
         if line.strip():

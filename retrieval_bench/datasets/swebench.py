@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.datasets.jsonl import LoadResult, collect_examples
+from retrieval_bench.datasets.jsonl import LoadResult, collect_examples, jsonl_rows
 from retrieval_bench.errors import DatasetError
 from retrieval_bench.types import Example, Span
 
@@ -250,12 +250,7 @@ def _read_rows(path: Path) -> Iterator[tuple[int, Any | json.JSONDecodeError]]:
     if isinstance(whole, dict):  # one (maybe pretty-printed) object
         yield 1, whole
         return
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                yield line_no, json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield line_no, exc
+    yield from jsonl_rows(text)
 
 
 def import_rows(rows: Iterable[tuple[int, Any]], *, drop_tests: bool = False) -> LoadResult:
