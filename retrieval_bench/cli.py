@@ -212,6 +212,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ----------------------------------------------------------- compare / eval
+def cmd_compare(args: argparse.Namespace) -> int:
+    from retrieval_bench.harness.compare_cli import compare_command
+
+    return compare_command(args, _workspace(args))
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from retrieval_bench.harness.eval_predictions import eval_command
+
+    return eval_command(args, _workspace(args))
+
+
 # --------------------------------------------------------------------- llm
 def cmd_llm(args: argparse.Namespace) -> int:
     from retrieval_bench.llm.local_server import LocalServer
@@ -320,6 +333,64 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
     sh.add_argument("--json", action="store_true")
     sh.set_defaults(func=cmd_show)
+
+    c = sub.add_parser(
+        "compare",
+        help="per-stage, per-metric deltas between stored runs, with paired significance tests",
+    )
+    c.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN[:STAGE]",
+        help="run ids (the first is the baseline unless --gate/--baseline names one); "
+        "RUN:STAGE compares one stage (e.g. RUN1:bm25 RUN2:rrf)",
+    )
+    c.add_argument("--baseline", help="the run every other run is compared with")
+    c.add_argument("--metric", action="append", help="metric to compare (repeatable)")
+    c.add_argument("--stage", action="append", help="only these stages (repeatable)")
+    c.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
+    c.add_argument(
+        "--test",
+        default="randomisation",
+        choices=["randomisation", "t", "wilcoxon", "bootstrap"],
+        help="the paired significance test behind p and the marks",
+    )
+    c.add_argument("--alpha", type=float, default=0.05)
+    c.add_argument("--resamples", type=int, default=10000)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument(
+        "--gate",
+        metavar="BASELINE",
+        help="exit 1 when any run is significantly worse than BASELINE on the gate metric(s)",
+    )
+    c.add_argument(
+        "--gate-metric", action="append", help="metric(s) the gate checks (default: the first)"
+    )
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_compare)
+
+    ev = sub.add_parser(
+        "eval", help="score a JSONL of predictions with any metric set (no retrieval needed)"
+    )
+    ev.add_argument("predictions", help="JSONL rows with prediction/answer and reference fields")
+    ev.add_argument(
+        "--metric",
+        action="append",
+        help="registry metric name, or NAME:key=value,... (repeatable; default: text metrics)",
+    )
+    ev.add_argument("--config", help="YAML/TOML with an answer_metrics: list (composites too)")
+    ev.add_argument("--name", help="label stored with the run (default: the file name)")
+    ev.add_argument("--out", help="also write per-sample scores to this JSONL")
+    ev.add_argument("--no-store", action="store_true", help="do not record a run in the database")
+    ev.add_argument(
+        "--consistency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="repeat LLM-judge metrics N times and report agreement/variance",
+    )
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=cmd_eval)
 
     lm = sub.add_parser("llm", help="start, stop or check the local model server")
     lsub = lm.add_subparsers(dest="llm_cmd", required=True)

@@ -16,7 +16,7 @@ from retrieval_bench.errors import ConfigError
 
 Factory = Callable[..., Any]
 
-KINDS = ("chunkers", "retrievers", "fusions", "rerankers")
+KINDS = ("chunkers", "retrievers", "fusions", "rerankers", "metrics")
 _REGISTRIES: dict[str, dict[str, Factory]] = {k: {} for k in KINDS}
 # Built-in modules imported lazily, so `import retrieval_bench` stays cheap.
 _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
@@ -44,6 +44,14 @@ _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "rerankers": (
         "retrieval_bench.reranking.llm",
         "retrieval_bench.reranking.cross_encoder",
+    ),
+    "metrics": (
+        "retrieval_bench.metrics.text.exact_match",
+        "retrieval_bench.metrics.text.token_f1",
+        "retrieval_bench.metrics.text.bleu",
+        "retrieval_bench.metrics.text.rouge",
+        "retrieval_bench.metrics.judge",
+        "retrieval_bench.metrics.composite",
     ),
 }
 _loaded: set[str] = set()
