@@ -35,6 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.metrics.factory import MetricSpec, duplicate_labels
 
 
 class StageSpec(BaseModel):
@@ -122,6 +123,17 @@ class BenchmarkConfig(BaseModel):
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
     table_k: int = Field(default=10, gt=0)
     """The cut-off shown in the printed per-stage table."""
+    answer_metrics: list[MetricSpec] = Field(default_factory=list)
+    """Answer-quality metrics (SPEC §3): registry names with parameters, composites
+    via ``parts:`` (see :mod:`retrieval_bench.metrics.factory`)."""
+
+    @field_validator("answer_metrics")
+    @classmethod
+    def _unique_metric_labels(cls, v: list[MetricSpec]) -> list[MetricSpec]:
+        dupes = duplicate_labels(v)
+        if dupes:
+            raise ValueError(f"metric labels must be unique; give an 'id' to: {', '.join(dupes)}")
+        return v
 
     @model_validator(mode="after")
     def _unique_labels(self) -> BenchmarkConfig:
@@ -144,7 +156,11 @@ class BenchmarkConfig(BaseModel):
         return [*self.retrievers, *self.fusions, *self.rerankers]
 
     def fingerprint(self) -> str:
-        canon = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        data = self.model_dump(mode="json")
+        if not data.get("answer_metrics"):
+            # configs without answer metrics keep the fingerprint they had before the field
+            data.pop("answer_metrics", None)
+        canon = json.dumps(data, sort_keys=True)
         return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 

@@ -94,3 +94,49 @@ def test_shipped_configs_validate() -> None:
     root = Path(__file__).resolve().parents[2]
     for path in sorted((root / "benchmarks" / "configs").glob("*.yaml")):
         load_config(path, root)
+
+
+ANSWER_METRICS = [
+    "exact_match",
+    "bleu:max_order=2,id=bleu2",
+    {
+        "id": "quality",
+        "aggregation": "geometric_mean",
+        "parts": [{"name": "token_f1", "weight": 0.3}, {"name": "llm_judge", "weight": 0.7}],
+    },
+]
+
+
+def test_answer_metrics_round_trip() -> None:
+    cfg = parse_config({**BASE, "answer_metrics": ANSWER_METRICS})
+    assert parse_config(BASE).answer_metrics == []
+    specs = cfg.answer_metrics
+    assert [s.label for s in specs] == ["exact_match", "bleu2", "quality"]
+    assert specs[1].params() == {"max_order": 2}
+    assert specs[2].name == "composite" and specs[2].params() == {"aggregation": "geometric_mean"}
+    assert specs[2].parts is not None and [p.weight for p in specs[2].parts] == [0.3, 0.7]
+    again = parse_config(cfg.model_dump(mode="json", exclude_none=True))
+    assert again.answer_metrics == specs
+    assert again.fingerprint() == cfg.fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("metrics", "needle"),
+    [
+        (
+            ["exact_match", {"parts": [{"name": "a", "weight": -0.5}, {"name": "b"}]}],
+            "answer_metrics.1.parts.0.weight: Input should be greater than or equal to 0",
+        ),
+        ([{"id": "x"}], "answer_metrics.0.name: Field required"),
+        (["bleu:max_order"], "answer_metrics.0: Value error, --metric 'bleu:max_order'"),
+        (
+            ["bleu", "bleu:max_order=2"],
+            "answer_metrics: Value error, metric labels must be unique; give an 'id' to: bleu",
+        ),
+        ({"name": "bleu"}, "answer_metrics: Input should be a valid list"),
+    ],
+)
+def test_answer_metric_errors_name_the_key_path(metrics: object, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({**BASE, "answer_metrics": metrics})
+    assert needle in str(info.value)

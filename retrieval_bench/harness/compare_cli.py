@@ -1,0 +1,178 @@
+"""``rbench compare``: print a run comparison and apply the regression gate (SPEC §2, §6).
+
+One aligned table per metric (rows: candidate run × stage pair), the chosen
+test's p-value before and after Holm's correction, and marks: ``▲``/``▼`` for
+a change in the better/worse direction, ``*`` / ``**`` / ``***`` when the
+Holm-adjusted p is below alpha, alpha/5, alpha/50. ``--gate BASELINE`` makes
+the exit status 1 when some run is significantly worse than BASELINE on the
+gate metric(s). The statistics live in :mod:`retrieval_bench.harness.compare`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.harness.compare import Comparison, ComparisonRow, compare_runs, gate
+from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.workspace import Workspace
+
+EXIT_OK, EXIT_GATE_FAILED = 0, 1
+
+
+def significance_mark(row: ComparisonRow, alpha: float) -> str:
+    """``▲``/``▼`` by direction of the delta, then stars by the Holm p-value."""
+    arrow = {"better": "▲", "worse": "▼"}.get(row.direction, "")
+    stars = sum(row.p_holm < alpha / f for f in (1, 5, 50)) if math.isfinite(row.p_holm) else 0
+    return arrow + "*" * stars
+
+
+def _num(value: float, metric: str) -> str:
+    if not math.isfinite(value):
+        return "-"
+    return f"{value:.2f}" if metric == "lost" else f"{value:.3f}"
+
+
+def _signed(value: float, digits: int = 3) -> str:
+    return f"{value:+.{digits}f}" if math.isfinite(value) else "-"
+
+
+def _p(value: float) -> str:
+    if not math.isfinite(value):
+        return "-"
+    return f"{value:.1e}" if value < 1e-4 else f"{value:.4f}"
+
+
+def _cells(row: ComparisonRow, alpha: float) -> list[str]:
+    m = row.metric
+    n = str(row.n_pairs) + (f" (-{row.n_dropped})" if row.n_dropped else "")
+    return [
+        row.candidate,
+        row.stage,
+        _num(row.baseline_mean, m),
+        _num(row.candidate_mean, m),
+        _signed(row.delta),
+        f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]",
+        _p(row.p_value),
+        _p(row.p_holm),
+        significance_mark(row, alpha),
+        _signed(row.effect_size, 2),
+        n,
+    ]
+
+
+HEADER = [
+    "run",
+    "stage",
+    "baseline",
+    "candidate",
+    "delta",
+    "95% CI",
+    "p",
+    "p_holm",
+    "sig",
+    "d",
+    "n",
+]
+LEFT_ALIGNED = {0, 1, 8}
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(len(HEADER))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i in LEFT_ALIGNED else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    return [line(HEADER), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+
+
+def format_comparison(comp: Comparison) -> str:
+    """The whole comparison as text: a header, then one table per metric."""
+    base = f"{comp.baseline} ({comp.run_names.get(comp.baseline, '?')})"
+    resampled = comp.test in ("randomisation", "bootstrap")
+    how = f" ({comp.n_resamples} resamples, seed {comp.seed})" if resampled else ""
+    out = [
+        f"baseline {base}  [subset {comp.subset}]",
+        *(f"candidate {c} ({comp.run_names.get(c, '?')})" for c in comp.candidates),
+        f"test: {comp.test}{how}, alpha {comp.alpha:g}; Holm correction per metric over its "
+        f"rows; CI: {comp.confidence:.0%} paired bootstrap ({comp.n_resamples} resamples)",
+        f"marks: ▲ better ▼ worse; * p_holm < {comp.alpha:g}, ** < {comp.alpha / 5:g}, "
+        f"*** < {comp.alpha / 50:g}; d = Cohen's d_z; delta = candidate - baseline",
+    ]
+    for metric in comp.metrics:
+        rows = comp.rows_for(metric)
+        if not rows:
+            continue
+        sense = "higher" if rows[0].higher_is_better else "lower"
+        out += ["", f"{metric} ({sense} is better)"]
+        out += _table([_cells(r, comp.alpha) for r in rows])
+    return "\n".join(out)
+
+
+def _gate_line(row: ComparisonRow) -> str:
+    return (
+        f"gate: FAIL run {row.candidate} stage {row.stage} metric {row.metric} "
+        f"delta {row.delta:+.4f} p_holm {_p(row.p_holm)}"
+    )
+
+
+def compare_command(args: argparse.Namespace, ws: Workspace) -> int:
+    """Run ``rbench compare``; exit 1 only when the gate finds a significant regression."""
+    if args.gate and args.baseline and args.gate != args.baseline:
+        raise ConfigError(
+            f"--gate {args.gate} and --baseline {args.baseline} disagree; give one baseline"
+        )
+    if args.gate_metric and not args.gate:
+        raise ConfigError("--gate-metric needs --gate BASELINE")
+    gate_metrics = list(args.gate_metric or [])
+    db = ResultsDB(ws.db_path)
+    try:
+        comp = compare_runs(
+            db,
+            args.runs,
+            baseline=args.gate or args.baseline,
+            metrics=args.metric,
+            extra_metrics=gate_metrics,
+            stages=args.stage,
+            subset=args.subset,
+            test=args.test,
+            alpha=args.alpha,
+            n_resamples=args.resamples,
+            seed=args.seed,
+        )
+    finally:
+        db.close()
+    failures = gate(comp, gate_metrics or None) if args.gate else []
+    if args.json:
+        out = comp.to_dict()
+        if args.gate:
+            out["gate"] = {
+                "baseline": comp.baseline,
+                "metrics": gate_metrics or comp.metrics[:1],
+                "passed": not failures,
+                "failures": [
+                    {"run": r.candidate, "stage": r.stage, "metric": r.metric,
+                     "delta": r.delta, "p_holm": r.p_holm}
+                    for r in failures
+                ],
+            }  # fmt: skip
+        print(json.dumps(out))
+        return EXIT_GATE_FAILED if failures else EXIT_OK
+    for warning in comp.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(format_comparison(comp))
+    if args.gate:
+        print()
+        for row in failures:
+            print(_gate_line(row))
+        if not failures:
+            on = ", ".join(gate_metrics or comp.metrics[:1])
+            print(f"gate: pass (no run significantly worse than {comp.baseline} on {on})")
+    return EXIT_GATE_FAILED if failures else EXIT_OK
