@@ -1,0 +1,341 @@
+"""``rbench eval PREDICTIONS.jsonl``: score any predictions file with any metric set.
+
+Usable without the retrieval pipeline: the rows only need a prediction and
+(usually) a reference, under any of the field names
+:mod:`retrieval_bench.metrics.samples` accepts. Metrics come from ``--metric``
+(``NAME`` or ``NAME:key=value,...``, repeatable) and/or ``--config`` (an
+``answer_metrics:`` list, composites included, plus an optional ``llm:``
+section); without either, the default text metrics run. The model client is
+built only when a metric asks for one.
+
+Like a benchmark run (:mod:`retrieval_bench.harness.runner`), an evaluation is
+stored — a run in the SQLite results database with one stage, ``answer``,
+holding the metric means and the per-sample values (missing ones as NULL), and
+``results/<run-id>/`` with ``config.json`` (with provenance), ``scores.jsonl``
+and ``summary.json`` — so two evaluations compare with ``rbench compare``.
+
+Exit codes: 0 scored (some samples may have failed: they are reported); 1
+every sample failed on every metric; 2 bad input (unreadable file, no valid
+row, bad metric spec).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import retrieval_bench
+from retrieval_bench import __version__
+from retrieval_bench.config import LLMSpec
+from retrieval_bench.errors import ConfigError, DatasetError
+from retrieval_bench.llm.base import LLM
+from retrieval_bench.metrics.base import Metric, Sample
+from retrieval_bench.metrics.evaluator import EvaluationResult, Evaluator
+from retrieval_bench.metrics.factory import (
+    DEFAULT_TEXT_METRICS,
+    MetricSpec,
+    as_spec,
+    build_metrics,
+    load_metric_specs,
+)
+from retrieval_bench.metrics.samples import load_samples
+from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.store.provenance import provenance
+from retrieval_bench.workspace import Workspace
+
+STAGE = "answer"
+TRACKED_DISTRIBUTIONS = (
+    "retrieval-bench",
+    "numpy",
+    "scipy",
+    "sacrebleu",
+    "rouge-score",
+    "openai",
+)
+SHOWN_FAILURES = 10
+
+
+def eval_command(args: argparse.Namespace, ws: Workspace) -> int:
+    """Run the ``eval`` subcommand (flags: see ``retrieval_bench.cli``); returns the exit code."""
+    path = Path(args.predictions)
+    samples, row_errors = load_samples(path)
+    for err in row_errors:
+        print(f"  warning: {path}: {err}", file=sys.stderr)
+    if not samples:
+        bad = f" ({len(row_errors)} bad rows, see above)" if row_errors else ""
+        raise DatasetError(
+            f"{path}: no valid prediction rows{bad}; each line must be a JSON object with a "
+            "'prediction' (or answer/output/response) and a 'reference'"
+        )
+    if args.consistency < 0 or args.consistency == 1:
+        raise ConfigError(
+            f"--consistency needs at least 2 repeats (0 for no check), got {args.consistency}"
+        )
+    specs, llm_spec = metric_specs(args.metric, args.config)
+    llm = LazyLLM(llm_spec, ws)
+    metrics = build(specs, llm)
+
+    prov = provenance(
+        TRACKED_DISTRIBUTIONS,
+        dataset_fingerprint=file_fingerprint(path),
+        repo_path=Path(retrieval_bench.__file__).parent,
+        retrieval_bench=__version__,
+    )
+    config = {
+        "kind": "eval",
+        "predictions": str(path.resolve()),
+        "metrics": [_spec_dict(s) for s in specs],
+        "llm": llm_spec.model_dump(mode="json") if llm_spec is not None else None,
+        "n_samples": len(samples),
+        "row_errors": [str(e) for e in row_errors],
+    }
+    name = args.name or path.name
+    db = None if args.no_store else ResultsDB(ws.db_path)
+    run_id = (
+        db.start_run(name, config, prov, dataset_fingerprint=prov["dataset_fingerprint"])
+        if db is not None
+        else None
+    )
+    started = time.perf_counter()
+    try:
+        result = evaluator(metrics).run(samples)
+        reports = consistency_reports(metrics, samples, args.consistency)
+    except BaseException:
+        if db is not None and run_id is not None:
+            db.finish_run(run_id, "failed", {"total": time.perf_counter() - started})
+        raise
+    if llm.client is not None:
+        prov["models"] = {"llm": llm.client.model}
+    out_dir = None
+    if db is not None and run_id is not None:
+        out_dir = ws.results_dir / run_id
+        store(db, run_id, result, llm.client, prov)
+        write_results(out_dir, config, prov, result, reports)
+        db.finish_run(run_id, "failed" if result.all_failed else "done", {"total": result.seconds})
+    if args.out:
+        write_jsonl(Path(args.out), result.rows())
+
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "name": name,
+                    "predictions": str(path),
+                    "row_errors": [str(e) for e in row_errors],
+                    **result.as_dict(),
+                    "consistency": {m: r.as_dict() for m, r in reports.items()},
+                    "out": args.out,
+                    "results_dir": str(out_dir) if out_dir else None,
+                }
+            )
+        )
+    else:
+        print_report(path, result, reports, run_id, out_dir)
+    if result.all_failed:
+        print(
+            f"rbench: error: every sample of {path} failed on every metric; "
+            "see the errors above (is the LLM server reachable?)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+# ------------------------------------------------------------------ metrics
+def metric_specs(
+    metric_args: Sequence[str] | None, config_path: str | None
+) -> tuple[list[MetricSpec], LLMSpec | None]:
+    """Metric specs from ``--config`` then ``--metric``; the default text metrics
+    when neither names one. Raises :class:`ConfigError` (one line) on a bad spec."""
+    specs: list[MetricSpec] = []
+    llm_spec: LLMSpec | None = None
+    if config_path:
+        loaded, llm_spec = load_metric_specs(Path(config_path))
+        specs.extend(loaded)
+    for text in metric_args or ():
+        specs.append(as_spec(text))
+    return specs or [as_spec(name) for name in DEFAULT_TEXT_METRICS], llm_spec
+
+
+def build(specs: Sequence[MetricSpec], llm: Callable[[], LLM]) -> list[Metric]:
+    """The metric objects; an unknown name or bad parameter is a :class:`ConfigError`."""
+    try:
+        metrics: list[Metric] = list(build_metrics(specs, llm))
+        evaluator(metrics)  # names must be unique
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(f"metric spec: {_one_line(exc)}") from None
+    return metrics
+
+
+def evaluator(metrics: Sequence[Metric]) -> Evaluator:
+    return Evaluator(metrics)
+
+
+class LazyLLM:
+    """Builds the LLM client on the first call (only when a metric needs one)."""
+
+    def __init__(self, spec: LLMSpec | None, ws: Workspace) -> None:
+        self.spec = spec
+        self.ws = ws
+        self.client: Any = None
+
+    def __call__(self) -> LLM:
+        if self.client is None:
+            from retrieval_bench.llm.factory import make_llm
+
+            self.client = make_llm(self.spec or LLMSpec(), self.ws)
+        client: LLM = self.client
+        return client
+
+
+def _is_judge(metric: Any) -> bool:
+    """Has the LLM-judge API a consistency check needs (``request``, ``verdict``, ``llm``)."""
+    api = ("request", "verdict")
+    return all(callable(getattr(metric, a, None)) for a in api) and hasattr(metric, "llm")
+
+
+def judges(metrics: Sequence[Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """(label, judge) of every LLM-judge metric, including composites' parts
+    (labelled ``composite.part``)."""
+    found: list[tuple[str, Any]] = []
+    for metric in metrics:
+        label = prefix + metric.name
+        if _is_judge(metric):
+            found.append((label, metric))
+        found.extend(judges(getattr(metric, "parts", None) or (), label + "."))
+    return found
+
+
+def consistency_reports(
+    metrics: Sequence[Metric], samples: Sequence[Sample], repeats: int
+) -> dict[str, Any]:
+    """label → ConsistencyReport of each LLM-judge metric (when ``repeats`` > 0)."""
+    if repeats <= 0:
+        return {}
+    found = judges(metrics)
+    if not found:
+        print("  note: --consistency: no LLM-judge metric to check", file=sys.stderr)
+        return {}
+    from retrieval_bench.metrics.judge_consistency import consistency
+
+    reports: dict[str, Any] = {}
+    for label, judge in found:
+        try:
+            reports[label] = consistency(judge, list(samples), repeats=repeats)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"--consistency {repeats}: {_one_line(exc)}") from None
+    return reports
+
+
+def _spec_dict(spec: MetricSpec) -> dict[str, Any]:
+    return spec.model_dump(mode="json", exclude_none=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+# -------------------------------------------------------------------- store
+def file_fingerprint(path: Path) -> str:
+    """sha256 of the predictions file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _nan_if_missing(value: float | None) -> float:
+    return math.nan if value is None else value  # stored as NULL by ResultsDB
+
+
+def store(
+    db: ResultsDB, run_id: str, result: EvaluationResult, client: Any, prov: dict[str, Any]
+) -> None:
+    """The ``answer`` stage: metric means (+ corpus scores), per-sample values, failures."""
+    means = {m: _nan_if_missing(result.aggregates[m].mean) for m in result.metric_names}
+    means.update({f"{m}_corpus": v for m, v in result.corpus.items()})
+    reasons: dict[str, list[str]] = {}
+    for f in result.failures:
+        reasons.setdefault(f.sample_id, []).append(f"{f.metric}: {f.error}")
+    stats = getattr(client, "stats", None)
+    db.record_stage(
+        run_id,
+        STAGE,
+        {"all": means},
+        seconds=result.seconds,
+        llm_calls=getattr(stats, "calls", 0),
+        llm_tokens=getattr(stats, "tokens", 0),
+        failures={sid: "; ".join(r) for sid, r in reasons.items()},
+    )
+    per_sample = {
+        sid: {m: _nan_if_missing(result.scores[m][i].value) for m in result.metric_names}
+        for i, sid in enumerate(result.sample_ids)
+    }
+    db.record_query_metrics(run_id, STAGE, per_sample)
+    db.update_provenance(run_id, prov)
+
+
+def write_results(
+    out_dir: Path,
+    config: dict[str, Any],
+    prov: dict[str, Any],
+    result: EvaluationResult,
+    reports: dict[str, Any],
+) -> None:
+    """``results/<run-id>/``: config.json, scores.jsonl, summary.json (+ consistency.json)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.json").write_text(
+        json.dumps({"config": config, "provenance": prov}, indent=2, default=str)
+    )
+    write_jsonl(out_dir / "scores.jsonl", result.rows())
+    (out_dir / "summary.json").write_text(json.dumps(result.as_dict(), indent=2))
+    if reports:
+        (out_dir / "consistency.json").write_text(
+            json.dumps({m: r.as_dict() for m, r in reports.items()}, indent=2, default=str)
+        )
+
+
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise ConfigError(
+            f"--out {path}: cannot write ({exc.strerror or exc}); pass a writable path"
+        ) from None
+
+
+# ------------------------------------------------------------------- report
+def print_report(
+    path: Path,
+    result: EvaluationResult,
+    reports: dict[str, Any],
+    run_id: str | None,
+    out_dir: Path | None,
+) -> None:
+    n, k = len(result.sample_ids), len(result.metric_names)
+    print(f"{path} ({n} samples, {k} metrics, {result.seconds:.1f}s)")
+    print(result.table())
+    if result.failures:
+        print(f"\n{len(result.failures)} missing values:")
+        for f in result.failures[:SHOWN_FAILURES]:
+            print(f"  {f.sample_id} {f.metric}: {f.error}")
+        if len(result.failures) > SHOWN_FAILURES:
+            print(f"  ... and {len(result.failures) - SHOWN_FAILURES} more (see --out or --json)")
+    for metric, report in reports.items():
+        print(f"\nconsistency of {metric}:")
+        print(report.format())
+    if run_id is not None:
+        print(f"\nrun {run_id} stored in {out_dir}")

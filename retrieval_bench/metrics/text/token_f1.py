@@ -1,0 +1,101 @@
+"""``token_f1``: SQuAD-style token overlap F1 (SPEC §3.2; seed 004 ``F1Score``).
+
+After the same normalisation as exact match
+(:mod:`retrieval_bench.metrics.text.normalize`) both texts are split on
+whitespace and compared as *multisets* of tokens (Rajpurkar et al., EMNLP
+2016, SQuAD v1.1 evaluation script)::
+
+    common    = Σ_t min(count_pred(t), count_ref(t))
+    precision = common / |pred|,  recall = common / |ref|
+    F1        = 2·P·R / (P + R)              (0 when common = 0)
+
+The seed computes ``common`` with Ruby's array ``&``, a *set* intersection
+that counts a repeated token once: "the cat the" against "the the dog" would
+share one token instead of two. That is a bug; this module counts with
+``collections.Counter``.
+
+Edge cases (SQuAD v2.0 convention): both token lists empty → 1.0, exactly one
+empty → 0.0; with no reference the prediction is compared with "". Several
+references: the best F1 counts, and its precision and recall go in
+``Score.details``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from retrieval_bench.metrics.base import MetricBase, Sample, Score
+from retrieval_bench.metrics.text.normalize import normalizer_from_options, sample_texts
+from retrieval_bench.registry import register
+
+_NO_REFERENCE = ("",)
+
+
+def token_prf(predicted: list[str], reference: list[str]) -> tuple[float, float, float]:
+    """(precision, recall, F1) of two token lists with multiset overlap (module docstring)."""
+    if not predicted or not reference:
+        both_empty = 1.0 if not predicted and not reference else 0.0
+        return both_empty, both_empty, both_empty
+    reference_counts = Counter(reference)
+    common = 0
+    for token, count in Counter(predicted).items():
+        available = reference_counts.get(token)
+        if available:
+            common += count if count < available else available
+    if common == 0:
+        return 0.0, 0.0, 0.0
+    precision = common / len(predicted)
+    recall = common / len(reference)
+    return precision, recall, 2 * precision * recall / (precision + recall)
+
+
+@register("metrics", "token_f1")
+class TokenF1(MetricBase):
+    """Token F1 after normalisation; options as :class:`~.exact_match.ExactMatch`.
+
+    Case is ignored by default (as the seed's ``F1Score`` lowercases); pass
+    ``ignore_case=False`` for a case-sensitive overlap.
+
+    Parameters:
+        ignore_case, ignore_punctuation, normalize_whitespace, strip,
+        remove_articles, squad: see :class:`~.exact_match.ExactMatch`
+            (``squad=True`` gives the SQuAD v1.1 F1).
+        name: the metric's label in results.
+    """
+
+    description = "token-overlap F1 (multiset) of prediction and reference"
+
+    def __init__(
+        self,
+        *,
+        ignore_case: bool = True,
+        ignore_punctuation: bool = False,
+        normalize_whitespace: bool = True,
+        strip: bool = True,
+        remove_articles: bool = False,
+        squad: bool = False,
+        name: str = "token_f1",
+    ) -> None:
+        self.name = name
+        self.normalizer = normalizer_from_options(
+            name,
+            ignore_case=ignore_case,
+            ignore_punctuation=ignore_punctuation,
+            normalize_whitespace=normalize_whitespace,
+            strip=strip,
+            remove_articles=remove_articles,
+            squad=squad,
+        )
+
+    def score(self, sample: Sample) -> Score:
+        prediction, references = sample_texts(sample, self.name)
+        tokens = self.normalizer.tokens
+        predicted = tokens(prediction)
+        best: tuple[float, float, float] | None = None
+        for reference in references or _NO_REFERENCE:
+            prf = token_prf(predicted, tokens(reference))
+            if best is None or prf[2] > best[2]:
+                best = prf
+        assert best is not None
+        precision, recall, f1 = best
+        return Score(f1, details={"precision": precision, "recall": recall})
