@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerState]:
-    ws = Workspace(tmp_path_factory.mktemp("llm-server"))
-    srv = LocalServer(ws)
-    state = srv.start()
-    yield state
-    srv.stop()
+def server(llm_server: ServerState) -> ServerState:
+    """The session's shared local server (tests/integration/conftest.py)."""
+    return llm_server
 
 
 def _config(base_url: str, limit: int, stages: dict[str, Any], **llm: Any) -> Any:
