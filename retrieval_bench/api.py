@@ -4,6 +4,8 @@ from retrieval_bench import api
 result = api.run("benchmarks/configs/fixtures.yaml")
 result.tables["all"]["rrf"]["F1@5"]
 api.query("fixtures/repos/shopapi", "where are auth tokens verified?", retriever="bm25")
+api.compare(["RUN1:bm25", "RUN2:rrf"], test="wilcoxon").rows
+api.evaluate("benchmarks/eval/fixtures_answers.jsonl", ["token_f1", "bleu"]).result.aggregates
 """
 
 from __future__ import annotations
@@ -95,3 +97,34 @@ def query(
         searcher.index(corpus)
     run_ = searcher.search({"q": question}, n)
     return [(corpus.by_id[c], s) for c, s in run_.ranked("q")]
+
+
+def compare(
+    runs: list[str],
+    workspace: Workspace | None = None,
+    **options: Any,
+) -> Any:
+    """``rbench compare``: paired per-query comparison of stored runs (``RUN`` or
+    ``RUN:STAGE``); options as :func:`retrieval_bench.harness.compare.compare_runs`
+    (baseline, metrics, stages, subset, test, alpha, n_resamples, seed). Returns a
+    ``Comparison``; :func:`retrieval_bench.harness.compare.gate` finds regressions."""
+    from retrieval_bench.harness.compare import compare_runs
+    from retrieval_bench.store.db import ResultsDB
+
+    ws = workspace or Workspace.default()
+    return compare_runs(ResultsDB(ws.db_path), runs, results_dir=ws.results_dir, **options)
+
+
+def evaluate(
+    predictions: str | Path,
+    metrics: list[str] | None = None,
+    workspace: Workspace | None = None,
+    **options: Any,
+) -> Any:
+    """``rbench eval``: score a predictions JSONL with any metric set (default: the
+    text metrics); options: config, name, store_run, consistency. Returns an
+    ``EvalOutcome`` (``.result.aggregates[metric].mean``, ``.run_id``)."""
+    from retrieval_bench.harness.eval_predictions import evaluate_predictions
+
+    ws = workspace or Workspace.default()
+    return evaluate_predictions(predictions, ws, metrics=metrics, **options)

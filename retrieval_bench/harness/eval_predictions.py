@@ -28,6 +28,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,25 +63,51 @@ TRACKED_DISTRIBUTIONS = (
 SHOWN_FAILURES = 10
 
 
-def eval_command(args: argparse.Namespace, ws: Workspace) -> int:
-    """Run the ``eval`` subcommand (flags: see ``retrieval_bench.cli``); returns the exit code."""
-    path = Path(args.predictions)
+@dataclass
+class EvalOutcome:
+    """What one evaluation of a predictions file produced."""
+
+    path: Path
+    name: str
+    result: EvaluationResult
+    reports: dict[str, Any]
+    """Metric label → consistency report (only with ``consistency >= 2``)."""
+    row_errors: list[Any]
+    run_id: str | None
+    out_dir: Path | None
+
+
+def evaluate_predictions(
+    predictions: str | Path,
+    ws: Workspace,
+    *,
+    metrics: Sequence[str] | None = None,
+    config: str | None = None,
+    name: str | None = None,
+    store_run: bool = True,
+    consistency: int = 0,
+) -> EvalOutcome:
+    """Score a predictions JSONL (``rbench eval`` without the printing).
+
+    ``metrics`` are ``NAME`` / ``NAME:key=value,...`` strings, ``config`` a file
+    with ``answer_metrics:`` (and ``llm:``); raises DatasetError / ConfigError on
+    bad input. Bad rows are kept in ``row_errors``; the rest are scored.
+    """
+    path = Path(predictions)
     samples, row_errors = load_samples(path)
-    for err in row_errors:
-        print(f"  warning: {path}: {err}", file=sys.stderr)
     if not samples:
-        bad = f" ({len(row_errors)} bad rows, see above)" if row_errors else ""
+        bad = f" ({len(row_errors)} bad rows; first: {row_errors[0]})" if row_errors else ""
         raise DatasetError(
             f"{path}: no valid prediction rows{bad}; each line must be a JSON object with a "
             "'prediction' (or answer/output/response) and a 'reference'"
         )
-    if args.consistency < 0 or args.consistency == 1:
+    if consistency < 0 or consistency == 1:
         raise ConfigError(
-            f"--consistency needs at least 2 repeats (0 for no check), got {args.consistency}"
+            f"--consistency needs at least 2 repeats (0 for no check), got {consistency}"
         )
-    specs, llm_spec = metric_specs(args.metric, args.config)
+    specs, llm_spec = metric_specs(metrics, config)
     llm = LazyLLM(llm_spec, ws)
-    metrics = build(specs, llm)
+    built = build(specs, llm)
 
     prov = provenance(
         TRACKED_DISTRIBUTIONS,
@@ -88,7 +115,7 @@ def eval_command(args: argparse.Namespace, ws: Workspace) -> int:
         repo_path=Path(retrieval_bench.__file__).parent,
         retrieval_bench=__version__,
     )
-    config = {
+    run_config = {
         "kind": "eval",
         "predictions": str(path.resolve()),
         "metrics": [_spec_dict(s) for s in specs],
@@ -96,17 +123,17 @@ def eval_command(args: argparse.Namespace, ws: Workspace) -> int:
         "n_samples": len(samples),
         "row_errors": [str(e) for e in row_errors],
     }
-    name = args.name or path.name
-    db = None if args.no_store else ResultsDB(ws.db_path)
+    label = name or path.name
+    db = ResultsDB(ws.db_path) if store_run else None
     run_id = (
-        db.start_run(name, config, prov, dataset_fingerprint=prov["dataset_fingerprint"])
+        db.start_run(label, run_config, prov, dataset_fingerprint=prov["dataset_fingerprint"])
         if db is not None
         else None
     )
     started = time.perf_counter()
     try:
-        result = evaluator(metrics).run(samples)
-        reports = consistency_reports(metrics, samples, args.consistency)
+        result = evaluator(built).run(samples)
+        reports = consistency_reports(built, samples, consistency)
     except BaseException:
         if db is not None and run_id is not None:
             db.finish_run(run_id, "failed", {"total": time.perf_counter() - started})
@@ -117,28 +144,44 @@ def eval_command(args: argparse.Namespace, ws: Workspace) -> int:
     if db is not None and run_id is not None:
         out_dir = ws.results_dir / run_id
         store(db, run_id, result, llm.client, prov)
-        write_results(out_dir, config, prov, result, reports)
+        write_results(out_dir, run_config, prov, result, reports)
         db.finish_run(run_id, "failed" if result.all_failed else "done", {"total": result.seconds})
+    return EvalOutcome(path, label, result, dict(reports), list(row_errors), run_id, out_dir)
+
+
+def eval_command(args: argparse.Namespace, ws: Workspace) -> int:
+    """Run the ``eval`` subcommand (flags: see ``retrieval_bench.cli``); returns the exit code."""
+    outcome = evaluate_predictions(
+        args.predictions,
+        ws,
+        metrics=args.metric,
+        config=args.config,
+        name=args.name,
+        store_run=not args.no_store,
+        consistency=args.consistency,
+    )
+    path, result, reports = outcome.path, outcome.result, outcome.reports
+    for err in outcome.row_errors:
+        print(f"  warning: {path}: {err}", file=sys.stderr)
     if args.out:
         write_jsonl(Path(args.out), result.rows())
-
     if args.json:
         print(
             json.dumps(
                 {
-                    "run_id": run_id,
-                    "name": name,
+                    "run_id": outcome.run_id,
+                    "name": outcome.name,
                     "predictions": str(path),
-                    "row_errors": [str(e) for e in row_errors],
+                    "row_errors": [str(e) for e in outcome.row_errors],
                     **result.as_dict(),
                     "consistency": {m: r.as_dict() for m, r in reports.items()},
                     "out": args.out,
-                    "results_dir": str(out_dir) if out_dir else None,
+                    "results_dir": str(outcome.out_dir) if outcome.out_dir else None,
                 }
             )
         )
     else:
-        print_report(path, result, reports, run_id, out_dir)
+        print_report(path, result, reports, outcome.run_id, outcome.out_dir)
     if result.all_failed:
         print(
             f"rbench: error: every sample of {path} failed on every metric; "

@@ -230,3 +230,25 @@ def test_llm_judge_against_the_real_model_with_a_consistency_check(
     assert run.provenance["models"]["llm"]
     consistency = json.loads((workspace / "results" / run.id / "consistency.json").read_text())
     assert consistency["llm_judge"]["repeats"] == 2
+
+
+def test_python_api_mirrors_eval_and_compare(workspace: Path, tmp_path: Path) -> None:
+    """api.evaluate stores a run like ``rbench eval``; api.compare pairs two of them."""
+    from retrieval_bench import api
+    from retrieval_bench.harness.compare import gate
+    from retrieval_bench.workspace import Workspace
+
+    ws = Workspace(workspace)
+    good = api.evaluate(ANSWERS, ["token_f1", "exact_match"], ws, name="good")
+    rows = _rows()
+    for row in rows:  # a worse system: every prediction cut to its first word
+        row["prediction"] = " ".join(str(row.get("prediction", "")).split()[:1])
+    worse_file = write_jsonl(tmp_path / "worse.jsonl", rows)
+    worse = api.evaluate(worse_file, ["token_f1", "exact_match"], ws, name="worse")
+    assert good.run_id and worse.run_id
+    assert worse.result.aggregates["token_f1"].mean < good.result.aggregates["token_f1"].mean
+    comp = api.compare([good.run_id, worse.run_id], ws, n_resamples=500)
+    assert comp.metrics == ["token_f1", "exact_match"]
+    row = comp.rows_for("token_f1")[0]
+    assert row.n_pairs == 90 and row.delta < 0 and row.direction == "worse"
+    assert [r.metric for r in gate(comp)] == ["token_f1"]
