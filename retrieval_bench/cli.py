@@ -201,11 +201,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"run": run.id, "subset": args.subset, "table": table}))
         return EXIT_OK
-    k = int(run.config.get("table_k", 10))
-    budgets = run.config.get("metrics", {}).get("budgets", [8000])
     order = [s.stage for s in db.stages(run.id)]
     title = f"{run.name} [{args.subset}] run {run.id} ({run.status})"
-    print(format_table(table, stage_columns(k, budgets), order, title))
+    if run.config.get("kind") == "eval":  # an `rbench eval` run: its answer metrics
+        cols = list(dict.fromkeys(m for row in table.values() for m in row))
+    else:
+        k = int(run.config.get("table_k", 10))
+        cols = stage_columns(k, run.config.get("metrics", {}).get("budgets", [8000]))
+    print(format_table(table, cols, order, title))
     others = [s for s in db.subsets(run.id) if s != args.subset]
     if others:
         print(f"\nother subsets: {', '.join(others)}")

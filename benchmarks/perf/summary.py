@@ -45,6 +45,31 @@ HEADLINES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "rerank_concurrency.json": [
         ("reranker calls/s: concurrency N / concurrency 1", ("ratio_n_over_1",)),
     ],
+    "text_metrics.json": [
+        (
+            "sentence BLEU samples/s: ours / sacrebleu",
+            ("results", "sentence_bleu_vs_function", "speed_ratio_ours_over_baseline"),
+        ),
+        (
+            "corpus BLEU speed: ours / sacrebleu",
+            ("results", "corpus_bleu", "speed_ratio_ours_over_baseline"),
+        ),
+        (
+            "ROUGE-L samples/s: ours / rouge-score",
+            ("results", "rougeL", "speed_ratio_ours_over_baseline"),
+        ),
+    ],
+    "stats.json": [
+        ("randomisation test time: ours / scipy", ("ratios", "randomisation: ours / scipy time")),
+        (
+            "bootstrap CI (BCa) time: ours / scipy",
+            ("ratios", "bootstrap_ci_bca: ours / scipy time"),
+        ),
+        (
+            "randomisation peak memory: ours / scipy",
+            ("ratios", "randomisation: ours / scipy peak memory"),
+        ),
+    ],
     "metrics.json": [
         ("ranking metrics time: ours / pytrec_eval", ("ratios", "ours_total / pytrec_total")),
     ],
