@@ -400,6 +400,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 # -- the real registered metrics (other modules of the library) ------------------------------
 
+
 def test_real_registered_names_build_and_score() -> None:
     provider = CountingProvider()
     specs: list[Any] = [*DEFAULT_TEXT_METRICS, "rougeLsum", "exact_match:ignore_case=true,id=em_ci"]
