@@ -52,6 +52,7 @@ _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "retrieval_bench.metrics.text.rouge",
         "retrieval_bench.metrics.judge",
         "retrieval_bench.metrics.composite",
+        "retrieval_bench.metrics.grounded",
     ),
 }
 _loaded: set[str] = set()
