@@ -55,7 +55,12 @@ def _progress_bar() -> Any:
 # --------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.report import format_table, span_columns, stage_columns
+    from retrieval_bench.harness.report import (
+        format_answer_section,
+        format_table,
+        span_columns,
+        stage_columns,
+    )
     from retrieval_bench.harness.runner import run_benchmark
 
     cfg = load_config(args.config)
@@ -81,9 +86,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
 
     result = run_benchmark(cfg, _workspace(args), progress=progress, on_dataset=announce)
+    answers = result.answer_stage.summary() if result.answer_stage is not None else None
     if args.json:
         out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts}
-        print(json.dumps({**out, "sweeps": result.sweeps}))
+        print(json.dumps({**out, "sweeps": result.sweeps, "answers": answers}))
         return EXIT_OK
     cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
     all_rows = result.tables.get("all", {}).values()
@@ -105,6 +111,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(
             format_table(table, ["P", "R", "F1", "kept"], title=title).replace("stage", "t    ", 1)
         )
+    if answers is not None:
+        print(format_answer_section(cfg.name, answers))
     print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
     return EXIT_OK
 
@@ -192,7 +200,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from retrieval_bench.harness.report import format_table, stage_columns
+    from retrieval_bench.harness.report import (
+        answer_aggregates,
+        format_answer_table,
+        format_table,
+        stage_columns,
+    )
     from retrieval_bench.store.db import ResultsDB
 
     db = ResultsDB(_workspace(args).db_path)
@@ -208,7 +221,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     else:
         k = int(run.config.get("table_k", 10))
         cols = stage_columns(k, run.config.get("metrics", {}).get("budgets", [8000]))
-    print(format_table(table, cols, order, title))
+    answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
+    print(format_table(table, cols, [s for s in order if s in table], title))
+    if answer_row is not None:
+        print(format_answer_table(answer_aggregates(answer_row), f"\n{run.name} answers"))
     others = [s for s in db.subsets(run.id) if s != args.subset]
     if others:
         print(f"\nother subsets: {', '.join(others)}")

@@ -16,6 +16,8 @@ Example (YAML)::
       - {name: rrf, k_rrf: 60}
     candidates: 50
     metrics: {ks: [1, 3, 5, 10], budgets: [8000]}
+    answerer: {rung: instructions, input: rrf, k: 5}   # optional (SPEC §1.6)
+    answer_metrics: [token_f1, grounded_refs]         # scores the answers (SPEC §3)
 
 Stage entries take ``name`` (the registry name), an optional ``id`` (the
 stage label, default = name) and any further keys, which are passed to the
@@ -107,6 +109,37 @@ class MetricsSpec(BaseModel):
         return sorted(set(v))
 
 
+ANSWER_RUNGS = ("bare", "instructions", "where_to_look", "file_tree")
+"""The answer-prompt rungs of SPEC §1.6 (see :mod:`retrieval_bench.answering.prompts`)."""
+ANSWER_STAGE = "answer"
+"""The stage label answers and answer metrics are stored under."""
+
+
+class AnswererSpec(BaseModel):
+    """The ``answerer:`` section: answer each question from one stage's top chunks
+    (SPEC §1.6) and score the answers with ``answer_metrics``."""
+
+    model_config = ConfigDict(extra="forbid")
+    rung: str = "instructions"
+    """One of ``bare``, ``instructions``, ``where_to_look``, ``file_tree``."""
+    input: str | None = None
+    """Stage label whose top chunks feed the answer (default: the last reranker,
+    else the last fusion, else the last retriever)."""
+    k: int = Field(default=5, gt=0)
+    max_context_tokens: int = Field(default=3000, gt=0)
+    max_tokens: int = Field(default=384, gt=0)
+    temperature: float = Field(default=0.0, ge=0)
+    tree_lines: int = Field(default=40, gt=0)
+    """Line cap of the file tree of the ``file_tree`` rung."""
+
+    @field_validator("rung")
+    @classmethod
+    def _known_rung(cls, v: str) -> str:
+        if v not in ANSWER_RUNGS:
+            raise ValueError(f"unknown rung {v!r}; choose one of: {', '.join(ANSWER_RUNGS)}")
+        return v
+
+
 class BenchmarkConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -123,9 +156,13 @@ class BenchmarkConfig(BaseModel):
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
     table_k: int = Field(default=10, gt=0)
     """The cut-off shown in the printed per-stage table."""
+    answerer: AnswererSpec | None = None
+    """The answering stage (SPEC §1.6); None = no answers."""
     answer_metrics: list[MetricSpec] = Field(default_factory=list)
     """Answer-quality metrics (SPEC §3): registry names with parameters, composites
-    via ``parts:`` (see :mod:`retrieval_bench.metrics.factory`)."""
+    via ``parts:`` (see :mod:`retrieval_bench.metrics.factory`). A benchmark run
+    scores the answerer's answers with them (default: the text metrics and
+    ``grounded_refs``); ``rbench eval --config`` reads them too."""
 
     @field_validator("answer_metrics")
     @classmethod
@@ -149,7 +186,41 @@ class BenchmarkConfig(BaseModel):
             raise ValueError("dataset names must be unique")
         if self.table_k not in self.metrics.ks:
             self.metrics.ks = sorted({*self.metrics.ks, self.table_k})
+        if self.answerer is not None:
+            self._check_answerer(self.answerer, labels)
         return self
+
+    def _check_answerer(self, spec: AnswererSpec, labels: list[str]) -> None:
+        if ANSWER_STAGE in labels:
+            raise ValueError(
+                f"stage label {ANSWER_STAGE!r} is reserved for the answerer's results; "
+                "give that stage another 'id'"
+            )
+        if spec.input is not None and spec.input not in labels:
+            raise ValueError(
+                f"answerer.input: {spec.input!r} is not a stage label; "
+                f"choose one of: {', '.join(labels)}"
+            )
+
+    def answer_input(self) -> str:
+        """The stage whose chunks feed the answerer: ``answerer.input``, else the
+        last reranker, else the last fusion, else the last retriever."""
+        if self.answerer is not None and self.answerer.input is not None:
+            return self.answerer.input
+        return self.stage_specs()[-1].label
+
+    def check_answer_stage(self, source: str = "config") -> None:
+        """ConfigError when ``answer_metrics`` are named without an ``answerer:``
+        section (a benchmark run has no answers to score then).
+
+        Not part of the schema: ``rbench eval --config`` may read the metrics of a
+        benchmark config that has no answerer.
+        """
+        if self.answer_metrics and self.answerer is None:
+            raise ConfigError(
+                f"{source}: answer_metrics need an answerer: section "
+                "(e.g. answerer: {rung: instructions}), or remove answer_metrics"
+            )
 
     def stage_specs(self) -> list[StageSpec]:
         """Every stage in pipeline order: retrievers, fusions, rerankers."""
@@ -160,6 +231,8 @@ class BenchmarkConfig(BaseModel):
         if not data.get("answer_metrics"):
             # configs without answer metrics keep the fingerprint they had before the field
             data.pop("answer_metrics", None)
+        if data.get("answerer") is None:
+            data.pop("answerer", None)  # likewise for configs without an answerer
         canon = json.dumps(data, sort_keys=True)
         return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
@@ -205,4 +278,6 @@ def load_config(path: Path | str, base_dir: Path | None = None) -> BenchmarkConf
         raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
-    return parse_config(data, str(path), base_dir or Path.cwd())
+    cfg = parse_config(data, str(path), base_dir or Path.cwd())
+    cfg.check_answer_stage(str(path))
+    return cfg

@@ -21,6 +21,14 @@ from typing import Any
 
 from retrieval_bench import __version__
 from retrieval_bench.config import BenchmarkConfig
+from retrieval_bench.harness.answers import (
+    AnswerSection,
+    DatasetAnswers,
+    answer_dataset,
+    evaluate_answers,
+    store_answers,
+    write_answers,
+)
 from retrieval_bench.harness.lost import lost_files
 from retrieval_bench.harness.pipeline import PreparedDataset, Progress, prepare_dataset
 from retrieval_bench.harness.stages import (
@@ -77,6 +85,11 @@ class BenchmarkResult:
     seconds: float = 0.0
     sweeps: dict[str, list[dict[str, float | int]]] = field(default_factory=dict)
     """reranker stage → threshold sweep rows over all queries (SPEC §1.5)."""
+    answers: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+    """answer metric → mean, ci_low, ci_high, count, missing (std, min, max), over
+    every question of every dataset; empty without an ``answerer:`` (SPEC §1.6)."""
+    answer_stage: AnswerSection | None = None
+    """The answers themselves, their scores and the answer stage's LLM use."""
 
 
 def _git_commit() -> str | None:
@@ -181,6 +194,8 @@ def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any])
                     fh.write(json.dumps({**rec, "metrics": metrics}) + "\n")
     if result.sweeps:
         (out_dir / "threshold_sweeps.json").write_text(json.dumps(result.sweeps, indent=2))
+    if result.answer_stage is not None:
+        write_answers(out_dir / "answers.jsonl", result.answer_stage)
     k = result.config.table_k
     with (out_dir / "queries.jsonl").open("w") as fh:  # per-query drill-down
         for o in result.outcomes:
@@ -294,20 +309,34 @@ def _threshold_sweeps(
 def _llm_provider(
     cfg: BenchmarkConfig, ws: Workspace, prov: dict[str, Any]
 ) -> Callable[[], Any] | None:
-    """A lazy LLM client factory when some configured stage takes an ``llm``."""
+    """A lazy LLM client factory when some configured stage takes an ``llm`` (the
+    answerer always does). The client is made once and shared by every dataset."""
     kinds = [("retrievers", cfg.retrievers), ("fusions", cfg.fusions), ("rerankers", cfg.rerankers)]
-    if not any(takes_llm(kind, s.name) for kind, specs in kinds for s in specs):
+    uses_llm = any(takes_llm(kind, s.name) for kind, specs in kinds for s in specs)
+    if not uses_llm and cfg.answerer is None:
         return None
+    made: list[Any] = []
 
     def provide() -> Any:
         from retrieval_bench.llm.factory import make_llm
 
-        client = make_llm(cfg.llm, ws)
-        prov.setdefault("models", {})["llm"] = client.model
-        prov["llm_base_url"] = client.settings.base_url
-        return client
+        if not made:
+            client = make_llm(cfg.llm, ws)
+            prov.setdefault("models", {})["llm"] = client.model
+            prov["llm_base_url"] = client.settings.base_url
+            made.append(client)
+        return made[0]
 
     return provide
+
+
+def _check_answer_metrics(cfg: BenchmarkConfig) -> None:
+    """Fail before any work when answer metrics are named wrongly (ConfigError)."""
+    cfg.check_answer_stage(cfg.name)
+    if cfg.answerer is not None and cfg.answer_metrics:
+        from retrieval_bench.metrics.factory import needs_llm
+
+        needs_llm(cfg.answer_metrics)  # resolves every name: unknown ones raise here
 
 
 def run_benchmark(
@@ -323,6 +352,7 @@ def run_benchmark(
     after that is kept, marked ``failed``.
     """
     ws = ws or Workspace.default()
+    _check_answer_metrics(cfg)
     started = time.perf_counter()
     prepared = []
     for spec in cfg.datasets:
@@ -342,6 +372,7 @@ def run_benchmark(
     llm_provider = _llm_provider(cfg, ws, prov)
     need_train_runs = bool(fitted_stage_names(cfg.fusions, "fusions"))
     fusion_labels = [f.label for f in cfg.fusions]
+    answered: list[DatasetAnswers] = []
     try:
         for ds in prepared:
             ctx = StageContext(ds, llm_provider)
@@ -355,6 +386,10 @@ def run_benchmark(
                 default_rerank_input(earlier, fusion_labels),
             )  # fmt: skip
             outcomes.append(_score_dataset(ds, earlier + reranked, cfg))
+            if cfg.answerer is not None:  # reads the stages' runs, changes none of them
+                answered.append(
+                    answer_dataset(ctx, cfg.answerer, earlier + reranked, cfg.answer_input())
+                )
 
         stage_order = [s.label for s in cfg.stage_specs()]
         result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
@@ -362,6 +397,12 @@ def run_benchmark(
             result.tables[subset] = _aggregate(outcomes, stage_order, members)
             result.counts[subset] = len(members)
         result.sweeps = _threshold_sweeps(outcomes, [r.label for r in cfg.rerankers])
+        if cfg.answerer is not None:
+            section = evaluate_answers(
+                cfg.answerer, cfg.answer_input(), answered, cfg.answer_metrics, llm_provider
+            )
+            result.answer_stage = section
+            result.answers = section.aggregates()
         result.seconds = time.perf_counter() - started
         result.out_dir = ws.results_dir / run_id
         _write_outputs(result, result.out_dir, prov)
@@ -379,11 +420,16 @@ def run_benchmark(
             )
             merged = {q: m for o in outcomes for q, m in o.per_query.get(stage, {}).items()}
             db.record_query_metrics(run_id, stage, merged)
+        if result.answer_stage is not None:
+            store_answers(db, run_id, result.answer_stage)
     except BaseException:
         db.finish_run(run_id, "failed", {"total": time.perf_counter() - started})
         raise
     db.update_provenance(run_id, prov)  # the LLM (if any) is known only once it was used
-    db.finish_run(run_id, "done", {"total": result.seconds, **_timings(prepared, outcomes)})
+    timings = _timings(prepared, outcomes)
+    if result.answer_stage is not None:
+        timings["stage:answer"] = result.answer_stage.seconds
+    db.finish_run(run_id, "done", {"total": result.seconds, **timings})
     return result
 
 

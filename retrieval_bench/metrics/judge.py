@@ -41,14 +41,13 @@ extractor found the score, the text after it (if any) is ``Score.reason``.
 from __future__ import annotations
 
 import math
-import re
 import string
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
+from retrieval_bench.llm.prompt_files import has_section, parse_sections, read_prompt_text
 from retrieval_bench.metrics.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.judge_extractors import ExtractorFn, TextExtractor, get_extractor
 from retrieval_bench.registry import register
@@ -58,7 +57,6 @@ __all__ = ["PLACEHOLDERS", "LLMJudge", "check_template", "fill_template", "load_
 PLACEHOLDERS = ("question", "reference", "prediction", "contexts")
 PROMPTS_PACKAGE = "retrieval_bench.metrics"
 BUILTIN_PROMPTS = ("judge_default", "judge_yes_no")
-_SECTION = re.compile(r"^\[([a-z_]+)\]\s*$")
 _REASON_STRIP = " \t\r\n.,;:!-–—*)]"
 
 
@@ -111,18 +109,6 @@ def fill_template(template: str, sample: Sample) -> str:
     )
 
 
-def _sections(text: str) -> dict[str, str]:
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        m = _SECTION.match(line)
-        if m:
-            current = sections.setdefault(m.group(1), [])
-        elif current is not None:
-            current.append(line)
-    return {k: "\n".join(v).strip("\n") for k, v in sections.items()}
-
-
 def load_template(spec: str, owner: str = "llm_judge") -> tuple[str | None, str]:
     """(system, user template) of a prompt file path or built-in prompt name."""
     name = spec.removesuffix(".txt")
@@ -131,8 +117,7 @@ def load_template(spec: str, owner: str = "llm_judge") -> tuple[str | None, str]
         if path.is_file():
             text = path.read_text(encoding="utf-8")
         elif name in BUILTIN_PROMPTS:
-            prompts = resources.files(PROMPTS_PACKAGE).joinpath("prompts")
-            text = prompts.joinpath(f"{name}.txt").read_text(encoding="utf-8")
+            text = read_prompt_text(PROMPTS_PACKAGE, name)
         else:
             raise ConfigError(
                 f"{owner}: template_file {spec!r} not found; pass a path to a text file or "
@@ -142,9 +127,9 @@ def load_template(spec: str, owner: str = "llm_judge") -> tuple[str | None, str]
         raise ConfigError(
             f"{owner}: cannot read template_file {spec!r} ({exc}); pass a UTF-8 text file"
         ) from None
-    if not any(line.strip() == "[user]" for line in text.splitlines()):
+    if not has_section(text, "user"):
         return None, text
-    sections = _sections(text)
+    sections = parse_sections(text)
     return sections.get("system"), sections["user"]
 
 

@@ -8,38 +8,21 @@ that keep input order among ties.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.llm.prompt_files import read_sections
 from retrieval_bench.types import Chunk, Run
 
 __all__ = ["candidates_of", "load_prompt", "positive_ints", "stable_scores", "truncate_snippet"]
 
 PROMPTS_PACKAGE = "retrieval_bench.reranking"
-_SECTION = re.compile(r"^\[([a-z_]+)\]\s*$")
 
 
-@cache
 def load_prompt(name: str) -> dict[str, str]:
-    """Sections of ``prompts/<name>.txt``: ``{"system": ..., "user": ...}``.
-
-    A section starts with a line ``[name]``; lines before the first section are
-    comments. Read through :mod:`importlib.resources`, so it works from a wheel.
-    """
-    text = resources.files(PROMPTS_PACKAGE).joinpath("prompts", f"{name}.txt").read_text("utf-8")
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        m = _SECTION.match(line)
-        if m:
-            current = sections.setdefault(m.group(1), [])
-        elif current is not None:
-            current.append(line)
-    return {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+    """Sections of ``prompts/<name>.txt`` of this package: ``{"system": ..., "user": ...}``."""
+    return read_sections(PROMPTS_PACKAGE, name)
 
 
 def truncate_snippet(text: str, limit: int) -> str:
