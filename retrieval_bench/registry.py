@@ -53,6 +53,10 @@ _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "retrieval_bench.metrics.judge",
         "retrieval_bench.metrics.composite",
         "retrieval_bench.metrics.grounded",
+        "retrieval_bench.metrics.factuality.claims_fc",
+        "retrieval_bench.metrics.factuality.rubrics_fc",
+        "retrieval_bench.metrics.factuality.faithfulness",
+        "retrieval_bench.metrics.factuality.context_relevancy",
     ),
 }
 _loaded: set[str] = set()
