@@ -19,13 +19,12 @@ from pathlib import Path
 
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.metrics.factuality.common import (
-    YES_NO_LOGPROBS,
     Prompt,
     call_all,
     check_max_tokens,
     check_temperature,
+    parse_yes_no,
     reply_text,
-    reply_yes_no,
 )
 
 __all__ = ["Informationless", "InformationlessVerdict"]
@@ -74,7 +73,6 @@ class Informationless:
             self.prompt.request(
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
-                top_logprobs=YES_NO_LOGPROBS,
                 text=t,
             )
             for t in unique
@@ -83,7 +81,9 @@ class Informationless:
         verdicts = {}
         for t, reply in zip(unique, replies, strict=True):
             raw, error = reply_text(reply)
-            verdict = reply_yes_no(reply)
+            # text only, no logprob fallback: an "informationless" verdict zeroes the
+            # sample, so it must be an explicit YES (weak models lean to "Yes" tokens)
+            verdict = None if raw is None else parse_yes_no(raw)
             verdicts[t] = InformationlessVerdict(verdict, raw, error)
         blank = InformationlessVerdict(True)
         return [verdicts.get(t, blank) for t in texts]
