@@ -53,6 +53,7 @@ _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
         "retrieval_bench.metrics.judge",
         "retrieval_bench.metrics.composite",
         "retrieval_bench.metrics.grounded",
+        "retrieval_bench.metrics.code_similarity",
         "retrieval_bench.metrics.factuality.claims_fc",
         "retrieval_bench.metrics.factuality.rubrics_fc",
         "retrieval_bench.metrics.factuality.faithfulness",
