@@ -262,6 +262,21 @@ def parse_config(
     return cfg
 
 
+def read_mapping(path: Path, what: str, wanted: str, shape: str) -> dict[str, Any]:
+    """The top-level mapping of a YAML (``.yaml``/``.yml``) or TOML (``.toml``) file;
+    a missing file, bad syntax or a non-mapping raise :class:`ConfigError` naming it."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: {what} not found; pass a .yaml or .toml {wanted}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping {shape}")
+    return data
+
+
 def load_config(path: Path | str, base_dir: Path | None = None) -> BenchmarkConfig:
     """Load YAML (``.yaml``/``.yml``) or TOML (``.toml``).
 
@@ -269,15 +284,7 @@ def load_config(path: Path | str, base_dir: Path | None = None) -> BenchmarkConf
     directory, so configs can be run from the repository root).
     """
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: config file not found; pass a .yaml or .toml benchmark config")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
+    data = read_mapping(path, "config file", "benchmark config", "at the top level")
     cfg = parse_config(data, str(path), base_dir or Path.cwd())
     cfg.check_answer_stage(str(path))
     return cfg

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -301,18 +300,10 @@ def load_metric_specs(path: Path | str) -> tuple[list[MetricSpec], LLMSpec | Non
     ``{answer_metrics: [...], llm: {...}}``. The LLM spec is None when the
     file has no ``llm:`` section; the metric list may be empty.
     """
-    from retrieval_bench.config import LLMSpec, parse_config
+    from retrieval_bench.config import LLMSpec, parse_config, read_mapping
 
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: metrics file not found; pass a .yaml or .toml file")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with an answer_metrics: list")
+    data = read_mapping(path, "metrics file", "file", "with an answer_metrics: list")
     if not set(data) <= _SHORT_FORM_KEYS:
         cfg = parse_config(data, str(path))
         return list(cfg.answer_metrics), (cfg.llm if "llm" in data else None)
