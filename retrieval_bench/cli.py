@@ -244,6 +244,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return eval_command(args, _workspace(args))
 
 
+# ----------------------------------------------------------------- prompts
+def cmd_prompts(args: argparse.Namespace) -> int:
+    from retrieval_bench.prompt_eval.cli import prompts_command
+
+    return prompts_command(args, _workspace(args))
+
+
 # --------------------------------------------------------------------- llm
 def cmd_llm(args: argparse.Namespace) -> int:
     from retrieval_bench.llm.local_server import LocalServer
@@ -434,6 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--range", default=None, help="git revision range (default: all history)")
     m.add_argument("--last", type=int, default=None, help="only the last N commits")
     d.set_defaults(func=cmd_dataset)
+
+    from retrieval_bench.prompt_eval.cli import add_parser as add_prompts_parser
+
+    add_prompts_parser(sub, cmd_prompts)
     return p
 
 

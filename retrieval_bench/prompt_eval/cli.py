@@ -1,0 +1,233 @@
+"""``rbench prompts``: run use cases, see history, import/export rows and prompts (SPEC §4, §6).
+
+    rbench prompts list [USE_CASE]
+    rbench prompts run USE_CASE [--prompt NAME ...] [--baseline NAME] [--json] [--gate]
+    rbench prompts history [USE_CASE] [--prompt NAME] [--edits]
+    rbench prompts import USE_CASE rows|prompts FILE [--format F] [--replace]
+    rbench prompts export USE_CASE rows|prompts [--format F] [--out FILE]
+
+A use case with nothing stored yet starts from its bundled examples. Exit
+codes follow ``rbench``: 0 ok; 1 ``--gate`` found a prompt significantly
+worse than the baseline (or a stale edit was refused); 2 bad input (the
+message names the file and line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.workspace import Workspace
+
+EXIT_OK, EXIT_GATE_FAILED = 0, 1
+
+
+def add_parser(sub: Any, func: Callable[[argparse.Namespace], int]) -> None:
+    """Add the ``prompts`` subcommand tree to the ``rbench`` parser."""
+    p = sub.add_parser("prompts", help="evaluate prompt templates against ground truth (SPEC §4)")
+    psub = p.add_subparsers(dest="prompts_cmd", required=True)
+
+    ls = psub.add_parser("list", help="use cases, or one use case's prompts and rows")
+    ls.add_argument("use_case", nargs="?")
+    ls.add_argument("--json", action="store_true")
+
+    r = psub.add_parser("run", help="run a use case's prompts and print the sorted table")
+    r.add_argument("use_case", help="registered name, package.module:Class or file.py:Class")
+    r.add_argument("--prompt", action="append", help="run only this prompt (+ the baseline)")
+    r.add_argument("--baseline", help="compare with this prompt (default: the stored baseline)")
+    r.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    r.add_argument("--base-url", help="OpenAI-compatible server (default: the local model)")
+    r.add_argument("--model", default="smollm2", help="model for prompts that name none")
+    r.add_argument("--no-record", action="store_true", help="do not keep this run in history")
+    r.add_argument("--gate", action="store_true", help="exit 1 if a prompt is significantly worse")
+    r.add_argument("--json", action="store_true")
+
+    h = psub.add_parser("history", help="stored runs per prompt, with the change of score")
+    h.add_argument("use_case", nargs="?")
+    h.add_argument("--prompt", help="only this prompt")
+    h.add_argument("--edits", action="store_true", help="list the prompt edits instead of runs")
+    h.add_argument("--json", action="store_true")
+
+    for name, helptext in (("import", "read rows or prompts (all or nothing)"),
+                           ("export", "write rows or prompts")):  # fmt: skip
+        s = psub.add_parser(name, help=helptext)
+        s.add_argument("use_case")
+        s.add_argument("kind", choices=["rows", "prompts"])
+        if name == "import":
+            s.add_argument("file")
+            s.add_argument("--replace", action="store_true", help="delete items not in the file")
+        else:
+            s.add_argument("--out", help="file to write (default: stdout)")
+        s.add_argument("--format", choices=["json", "jsonl", "csv"], help="default: by extension")
+    p.set_defaults(func=func)
+
+
+def prompts_command(args: argparse.Namespace, ws: Workspace) -> int:
+    from retrieval_bench.prompt_eval.store import PromptStore
+
+    with PromptStore.for_workspace(ws) as store:
+        handler = {
+            "list": _list,
+            "run": _run,
+            "history": _history,
+            "import": _import,
+            "export": _export,
+        }[args.prompts_cmd]
+        return handler(args, ws, store)
+
+
+def _preview(value: Any, width: int = 48) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _list(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
+    from retrieval_bench.prompt_eval.io import ensure_examples
+    from retrieval_bench.prompt_eval.report import aligned
+    from retrieval_bench.prompt_eval.usecase import get_use_case, use_case_names
+
+    if not args.use_case:
+        names = sorted({*use_case_names(), *store.use_cases()})
+        info = []
+        for name in names:
+            stored_rows, stored_prompts = store.rows(name), store.prompts(name)
+            info.append((name, len(stored_rows), len(stored_prompts), store.baseline(name)))
+        if args.json:
+            keys = ("use_case", "rows", "prompts", "baseline")
+            print(json.dumps([dict(zip(keys, i, strict=True)) for i in info]))
+            return EXIT_OK
+        rows = [[n, str(r), str(p), b or "-"] for n, r, p, b in info]
+        print(aligned(["use case", "rows", "prompts", "baseline"], rows, left=1))
+        return EXIT_OK
+    uc = get_use_case(args.use_case)
+    ensure_examples(store, uc)
+    prompts, rows, baseline = store.prompts(uc.name), store.rows(uc.name), store.baseline(uc.name)
+    if args.json:
+        print(json.dumps({
+            "use_case": uc.name, "variables": list(uc.variables), "fields": list(uc.fields),
+            "baseline": baseline,
+            "prompts": [{"name": p.name, "version": p.version, "model": p.model,
+                         "parameters": dict(p.parameters)} for p in prompts],
+            "rows": [{"id": r.id, "version": r.version, "variables": dict(r.variables),
+                      "expected": dict(r.expected)} for r in rows],
+        }))  # fmt: skip
+        return EXIT_OK
+    print(f"{uc.name}: {uc.description}")
+    print(f"variables: {', '.join(uc.variables)}; ground-truth fields: {', '.join(uc.fields)}\n")
+    prompt_rows = [
+        [("* " if p.name == baseline else "  ") + p.name, str(p.version), p.model or "(default)",
+         json.dumps(dict(p.parameters)), _preview(p.user)]
+        for p in prompts
+    ]  # fmt: skip
+    print(
+        aligned(["prompt (* baseline)", "v", "model", "parameters", "user prompt"], prompt_rows, 5)
+    )
+    print()
+    data_rows = [
+        [r.id, str(r.version), _preview(dict(r.variables), 40), _preview(dict(r.expected), 40)]
+        for r in rows
+    ]
+    print(aligned(["row", "v", "variables", "expected"], data_rows, 4))
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
+    from retrieval_bench.config import LLMSpec
+    from retrieval_bench.llm import factory
+    from retrieval_bench.prompt_eval.report import format_run, run_to_json
+    from retrieval_bench.prompt_eval.runner import run_use_case
+    from retrieval_bench.prompt_eval.usecase import get_use_case
+
+    uc = get_use_case(args.use_case)
+    llm = factory.make_llm(LLMSpec(base_url=args.base_url, model=args.model), ws)
+
+    def progress(name: str, fraction: float) -> None:
+        if not args.json:
+            print(f"  {name} done ({fraction:.0%} of prompts)", file=sys.stderr)
+
+    run = run_use_case(
+        uc,
+        llm,
+        store,
+        only=args.prompt,
+        baseline=args.baseline,
+        alpha=args.alpha,
+        record=not args.no_record,
+        progress=progress,
+    )
+    print(json.dumps(run_to_json(run)) if args.json else format_run(uc, run))
+    worse = [c for c in run.comparisons.values() if c.verdict == "worse" and c.significant]
+    if args.gate and worse:
+        names = ", ".join(c.candidate for c in worse)
+        print(f"rbench: gate: significantly worse than {run.baseline}: {names}", file=sys.stderr)
+        return EXIT_GATE_FAILED
+    return EXIT_OK
+
+
+def _history(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
+    from retrieval_bench.prompt_eval.history import history
+    from retrieval_bench.prompt_eval.report import aligned, format_history
+
+    if args.edits:
+        names = [args.use_case] if args.use_case else store.use_cases()
+        edits = [(n, v) for n in names for v in store.prompt_versions(n, args.prompt)]
+        if args.json:
+            print(json.dumps([
+                {"use_case": n, "prompt": v.prompt.name, "version": v.prompt.version,
+                 "created_at": v.created_at, "deleted": v.deleted, "model": v.prompt.model,
+                 "system": v.prompt.system, "user": v.prompt.user,
+                 "parameters": dict(v.prompt.parameters)} for n, v in edits
+            ]))  # fmt: skip
+            return EXIT_OK
+        rows = [
+            [v.created_at[:19], n, v.prompt.name, str(v.prompt.version),
+             "deleted" if v.deleted else _preview(v.prompt.user, 60)]
+            for n, v in edits
+        ]  # fmt: skip
+        print(aligned(["edited at (UTC)", "use case", "prompt", "v", "user prompt"], rows, 5))
+        return EXIT_OK
+    entries = history(store, args.use_case, args.prompt)
+    if args.json:
+        print(json.dumps([{**vars(e), "change": e.change if e.change == e.change else None,
+                           "p_value": e.p_value if e.p_value == e.p_value else None}
+                          for e in entries]))  # fmt: skip
+        return EXIT_OK
+    if not entries:
+        print("no prompt-evaluation runs stored yet (run: rbench prompts run USE_CASE)")
+        return EXIT_OK
+    print(format_history(entries))
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
+    from retrieval_bench.prompt_eval.io import import_file
+    from retrieval_bench.prompt_eval.usecase import get_use_case
+
+    uc = get_use_case(args.use_case)
+    summary = import_file(store, uc, args.file, args.kind, fmt=args.format, replace=args.replace)
+    print(f"{uc.name}: imported {args.kind} from {args.file}: {summary}")
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
+    from retrieval_bench.prompt_eval.io import ensure_examples, export_prompts, export_rows
+    from retrieval_bench.prompt_eval.usecase import get_use_case
+
+    uc = get_use_case(args.use_case)
+    ensure_examples(store, uc)
+    fmt = args.format or (Path(args.out).suffix.lstrip(".") if args.out else "json") or "json"
+    if args.kind == "rows":
+        text = export_rows(uc, store.rows(uc.name), fmt)
+    else:
+        text = export_prompts(uc, store.prompts(uc.name), fmt, store.baseline(uc.name))
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"{uc.name}: wrote {args.kind} to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
