@@ -40,6 +40,7 @@ from retrieval_bench.harness.stages import (
     run_retrievers,
     takes_llm,
 )
+from retrieval_bench.llm.lazy import SharedProvider
 from retrieval_bench.metrics.retrieval import evaluate_stage, ranked_files
 from retrieval_bench.store.db import ResultsDB, provenance
 from retrieval_bench.store.trec import write_run
@@ -315,19 +316,16 @@ def _llm_provider(
     uses_llm = any(takes_llm(kind, s.name) for kind, specs in kinds for s in specs)
     if not uses_llm and cfg.answerer is None:
         return None
-    made: list[Any] = []
 
-    def provide() -> Any:
+    def make() -> Any:
         from retrieval_bench.llm.factory import make_llm
 
-        if not made:
-            client = make_llm(cfg.llm, ws)
-            prov.setdefault("models", {})["llm"] = client.model
-            prov["llm_base_url"] = client.settings.base_url
-            made.append(client)
-        return made[0]
+        client = make_llm(cfg.llm, ws)
+        prov.setdefault("models", {})["llm"] = client.model
+        prov["llm_base_url"] = client.settings.base_url
+        return client
 
-    return provide
+    return SharedProvider(make)
 
 
 def _check_answer_metrics(cfg: BenchmarkConfig) -> None:

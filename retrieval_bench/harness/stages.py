@@ -30,6 +30,7 @@ from retrieval_bench.config import StageSpec
 from retrieval_bench.errors import ConfigError, RBenchError
 from retrieval_bench.harness.pipeline import PreparedDataset, _takes_codebase_index
 from retrieval_bench.llm.base import LLM, CallStats
+from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.types import Run, StageResult
 
 log = logging.getLogger(__name__)
@@ -63,11 +64,14 @@ class StageContext:
     def create(self, kind: str, spec: StageSpec, drop: Sequence[str] = ()) -> Any:
         params = {k: v for k, v in spec.params().items() if k not in drop}
         if takes_llm(kind, spec.name):
-            params["llm"] = self.llm
+            # a proxy: the server starts only if the stage really calls the model
+            params["llm"] = LazyLLM(lambda: self.llm)
         return registry.create(kind, spec.name, **params)
 
     def stats(self) -> CallStats:
-        return self._llm.stats.snapshot() if self._llm is not None else CallStats()
+        # a client shared across datasets may exist before this context first used it
+        llm = self._llm or getattr(self.llm_provider, "made", None)
+        return llm.stats.snapshot() if llm is not None else CallStats()
 
 
 def _finish(
