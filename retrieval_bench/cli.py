@@ -251,6 +251,17 @@ def cmd_prompts(args: argparse.Namespace) -> int:
     return prompts_command(args, _workspace(args))
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from retrieval_bench.web.app import create_app
+
+    ws = _workspace(args)
+    print(f"rbench: serving {ws.root} at http://{args.host}:{args.port}/", file=sys.stderr)
+    uvicorn.run(create_app(ws), host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------- llm
 def cmd_llm(args: argparse.Namespace) -> int:
     from retrieval_bench.llm.local_server import LocalServer
@@ -445,6 +456,11 @@ def build_parser() -> argparse.ArgumentParser:
     from retrieval_bench.prompt_eval.cli import add_parser as add_prompts_parser
 
     add_prompts_parser(sub, cmd_prompts)
+
+    sv = sub.add_parser("serve", help="web UI: runs, comparisons, drill-down, prompt lab")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.set_defaults(func=cmd_serve)
     return p
 
 

@@ -40,7 +40,9 @@ Degenerate cases (each tested)
 * ``informationless`` (default ``"zero"``): each non-blank answer is first
   checked by :class:`Informationless`; an informationless answer scores 0.0
   (``"zero"``), is missing (``"missing"``), or is scored like any other
-  (``"ignore"``, no check). An unreadable check is missing with its raw text;
+  (``"ignore"``, no check). An unreadable check (no YES/NO) is no verdict: the
+  answer is scored like any other (a pre-filter must not drop or zero answers it
+  cannot judge); a failed check call makes the sample missing;
 * the answer yields no claims → 0.0, reason "no claims in the answer";
 * the reference yields no claims (only when recall is needed) → missing
   ("the reference answer yielded no claims"): recall is undefined;
@@ -226,12 +228,7 @@ class ClaimsFC(MetricBase):
     def _informationless_score(self, verdict: InformationlessVerdict) -> Score | None:
         if verdict.error is not None:
             return Score.missing(f"informationless check: {verdict.error}", raw=verdict.raw)
-        if verdict.informationless is None:
-            shown = shorten(verdict.raw or "")
-            return Score.missing(
-                f"informationless check: no YES/NO in the reply {shown!r}", raw=verdict.raw
-            )
-        if not verdict.informationless:
+        if not verdict.informationless:  # None: an unreadable check is no verdict
             return None
         if self.informationless == "missing":
             return Score.missing(

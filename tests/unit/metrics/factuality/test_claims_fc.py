@@ -203,11 +203,11 @@ def test_informationless_modes() -> None:
     assert llm.prompts("Does this reply contain no information") == []
 
 
-def test_unreadable_informationless_check_is_missing() -> None:
+def test_unreadable_informationless_check_scores_the_answer_anyway() -> None:
     w = world(informationless={A: "Perhaps"})
-    score = ClaimsFC(w.llm()).score(sample())
-    assert score.value is None and score.raw == "Perhaps"
-    assert "no YES/NO" in (score.error or "")
+    unreadable = ClaimsFC(w.llm()).score(sample())
+    ignored = ClaimsFC(world().llm(), informationless="ignore").score(sample())
+    assert unreadable.value is not None and unreadable.value == ignored.value
 
 
 def test_a_batch_takes_three_chat_many_rounds() -> None:

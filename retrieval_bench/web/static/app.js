@@ -1,0 +1,98 @@
+// rbench prompt lab: save rows/prompts as JSON, start runs and poll them, import files.
+// Plain browser JavaScript, no build step; does nothing on pages without #lab.
+(function () {
+  "use strict";
+  const lab = document.getElementById("lab");
+  if (!lab) return;
+  const api = "/api/prompts/" + encodeURIComponent(lab.dataset.useCase);
+  const msg = document.getElementById("msg");
+
+  function say(text, ok) {
+    msg.textContent = text;
+    msg.className = ok ? "ok" : "error";
+  }
+
+  async function send(url, body, contentType) {
+    const resp = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": contentType || "application/json" },
+      body: body,
+    });
+    let data = {};
+    try { data = await resp.json(); } catch (e) { data = { error: resp.statusText }; }
+    if (!resp.ok) throw new Error((resp.status === 409 ? "Not saved (someone else edited it): " : "")
+      + (data.error || resp.statusText));
+    return data;
+  }
+
+  function value(tr, sel) { const el = tr.querySelector(sel); return el ? el.value : ""; }
+
+  document.querySelectorAll("#rows button.save-row").forEach(function (btn) {
+    btn.addEventListener("click", async function () {
+      const tr = btn.closest("tr");
+      const row = { id: value(tr, "[data-col=id]"), version: Number(tr.dataset.version),
+        variables: {}, expected: {} };
+      tr.querySelectorAll("[data-var]").forEach(function (el) { row.variables[el.dataset.var] = el.value; });
+      tr.querySelectorAll("[data-field]").forEach(function (el) { row.expected[el.dataset.field] = el.value; });
+      try {
+        const saved = await send(api + "/rows", JSON.stringify(row));
+        say("Saved row " + saved.id + " (v" + saved.version + ")", true);
+        setTimeout(function () { location.reload(); }, 400);
+      } catch (e) { say(e.message, false); }
+    });
+  });
+
+  document.querySelectorAll("#prompts button.save-prompt").forEach(function (btn) {
+    btn.addEventListener("click", async function () {
+      const tr = btn.closest("tr");
+      const p = { version: Number(tr.dataset.version) };
+      tr.querySelectorAll("[data-col]").forEach(function (el) { p[el.dataset.col] = el.value; });
+      try {
+        const saved = await send(api + "/prompts", JSON.stringify(p));
+        say("Saved prompt " + saved.name + " (v" + saved.version + ")", true);
+        setTimeout(function () { location.reload(); }, 400);
+      } catch (e) { say(e.message, false); }
+    });
+  });
+
+  const jobEl = document.getElementById("job");
+  async function poll(id) {
+    const resp = await fetch("/api/jobs/" + id);
+    const job = await resp.json();
+    if (job.status === "running") {
+      jobEl.textContent = "running… " + Math.round(100 * job.progress) + "% " + (job.message || "");
+      setTimeout(function () { poll(id); }, 700);
+    } else if (job.status === "done") {
+      jobEl.textContent = "done";
+      location.reload();
+    } else {
+      jobEl.textContent = "";
+      say("Run failed: " + job.message, false);
+    }
+  }
+  async function run(prompt) {
+    try {
+      const job = await send(api + "/run", JSON.stringify(prompt ? { prompt: prompt } : {}));
+      jobEl.textContent = "started…";
+      poll(job.id);
+    } catch (e) { say(e.message, false); }
+  }
+  document.getElementById("run-all").addEventListener("click", function () { run(null); });
+  document.querySelectorAll("button.run-one").forEach(function (btn) {
+    btn.addEventListener("click", function () { run(btn.dataset.prompt); });
+  });
+
+  document.getElementById("import").addEventListener("click", async function () {
+    const file = document.getElementById("import-file").files[0];
+    if (!file) { say("Choose a file to import first.", false); return; }
+    const kind = document.getElementById("import-kind").value;
+    const replace = document.getElementById("import-replace").checked;
+    const url = api + "/import?kind=" + kind + "&filename=" + encodeURIComponent(file.name)
+      + (replace ? "&replace=true" : "");
+    try {
+      const data = await send(url, await file.text(), "text/plain");
+      say("Imported " + kind + ": " + data.imported, true);
+      setTimeout(function () { location.reload(); }, 600);
+    } catch (e) { say("Import refused, nothing stored: " + e.message, false); }
+  });
+})();
