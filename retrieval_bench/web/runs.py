@@ -136,10 +136,10 @@ def compare_page(ws: Workspace, base: str, cand: str) -> str:
     from retrieval_bench.harness.compare import compare_runs
 
     db = _db(ws)
-    db.get_run(base)
+    db.get_run(base.split(":", 1)[0])  # both sides may be RUN or RUN:STAGE
     db.get_run(cand.split(":", 1)[0])
     comp = compare_runs(
-        db, [base, cand], baseline=base, n_resamples=COMPARE_RESAMPLES,
+        db, [base, cand], n_resamples=COMPARE_RESAMPLES,
         results_dir=Path(ws.results_dir),
     )  # fmt: skip
     rows = [
@@ -158,9 +158,10 @@ def compare_page(ws: Workspace, base: str, cand: str) -> str:
         for r in comp.rows
     ]
     header = ["stage", "metric", "base", "cand", "Δ", f"{comp.confidence:.0%} CI", "p", "Holm p"]
+    base_run = base.split(":", 1)[0]
     body = [
-        f"<p>base {link(f'/runs/{base}', base)} vs candidate {esc(cand)} · test {esc(comp.test)}"
-        f" · α = {comp.alpha} · {comp.n_resamples} resamples · Holm family: "
+        f"<p>base {link(f'/runs/{base_run}', base)} vs candidate {esc(cand)}"
+        f" · test {esc(comp.test)} · α = {comp.alpha} · {comp.n_resamples} resamples · Holm family: "
         f"{esc(comp.holm_family)}</p>",
         table([*header, "significance", "pairs"], rows, cls="num"),
     ]

@@ -73,6 +73,9 @@ def test_compare_page_shows_p_values_and_holm(client: TestClient, bench_ws: Benc
     assert "R@5" in resp.text
     staged = client.get("/compare", params={"base": bm25, "cand": f"{both}:rrf"})
     assert staged.status_code == 200 and "rrf" in staged.text
+    # a stage on both sides: bm25 of one run against rrf of the other
+    across = client.get("/compare", params={"base": f"{bm25}:bm25", "cand": f"{both}:rrf"})
+    assert across.status_code == 200 and "bm25→rrf" in across.text
 
 
 def test_unknown_run_is_a_404_page(client: TestClient) -> None:
