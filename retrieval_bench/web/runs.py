@@ -161,8 +161,8 @@ def compare_page(ws: Workspace, base: str, cand: str) -> str:
     base_run = base.split(":", 1)[0]
     body = [
         f"<p>base {link(f'/runs/{base_run}', base)} vs candidate {esc(cand)}"
-        f" · test {esc(comp.test)} · α = {comp.alpha} · {comp.n_resamples} resamples · Holm family: "
-        f"{esc(comp.holm_family)}</p>",
+        f" · test {esc(comp.test)} · α = {comp.alpha} · {comp.n_resamples} resamples"
+        f" · Holm family: {esc(comp.holm_family)}</p>",
         table([*header, "significance", "pairs"], rows, cls="num"),
     ]
     body += [f"<p class='warn'>{esc(w)}</p>" for w in comp.warnings]
