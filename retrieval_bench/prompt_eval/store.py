@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from retrieval_bench.prompt_eval.errors import NotFoundError, PromptEvalError, StaleWriteError
@@ -30,6 +27,7 @@ from retrieval_bench.prompt_eval.records import Prompt, Row
 from retrieval_bench.prompt_eval.schema import PROMPT_EVAL_MIGRATIONS
 from retrieval_bench.prompt_eval.template import check_prompt
 from retrieval_bench.prompt_eval.usecase import UseCase
+from retrieval_bench.store.sqlite import SQLiteFile
 from retrieval_bench.workspace import Workspace
 
 
@@ -79,55 +77,15 @@ def _prompt(r: Sequence[Any]) -> Prompt:
     )  # fmt: skip
 
 
-class PromptStore:
+class PromptStore(SQLiteFile):
     """Rows, prompts and baselines of every use case; thread-safe."""
 
-    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as e:
-            raise PromptEvalError(f"cannot open prompt store {self.path}: {e}") from e
-        self._lock = threading.RLock()
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        self.migrate()
+    what = "prompt store"
+    error = PromptEvalError
 
     @classmethod
     def for_workspace(cls, ws: Workspace) -> PromptStore:
         return cls(ws.db_path)
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> PromptStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
 
     def migrate(self) -> int:
         """Apply the missing :data:`PROMPT_EVAL_MIGRATIONS`; return the version."""

@@ -26,17 +26,15 @@ import json
 import math
 import secrets
 import sqlite3
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.store.provenance import provenance
 from retrieval_bench.store.schema import MIGRATIONS
+from retrieval_bench.store.sqlite import SQLiteFile
 from retrieval_bench.types import StageResult
 
 __all__ = [
@@ -105,64 +103,23 @@ def _val(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
-class ResultsDB:
+class ResultsDB(SQLiteFile):
     """SQLite store of benchmark runs; one instance may be shared between threads.
 
     Typical use: ``start_run`` → ``record_stage`` / ``record_query_metrics``
     per stage → ``finish_run(run_id, "done" | "failed", timings)``.
     """
 
-    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as e:
-            raise ResultsDBError(f"cannot open results database {self.path}: {e}") from e
-        self._lock = threading.RLock()
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        self.migrate()
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> ResultsDB:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+    what = "results database"
+    error = ResultsDBError
 
     @property
     def schema_version(self) -> int:
-        return int(self._read("SELECT COALESCE(MAX(version), 0) FROM schema_version")[0][0])
+        return int(self.query("SELECT COALESCE(MAX(version), 0) FROM schema_version")[0][0])
 
     def migrate(self) -> int:
         """Apply missing :data:`MIGRATIONS` in order; return the resulting version."""
-        with self._tx() as c:
+        with self.transaction() as c:
             c.execute(
                 "CREATE TABLE IF NOT EXISTS schema_version "
                 "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -197,7 +154,7 @@ class ResultsDB:
         for _ in range(5):
             rid = run_id or new_run_id()
             try:
-                with self._tx() as c:
+                with self.transaction() as c:
                     c.execute(
                         "INSERT INTO runs (id, name, created_at, status, config_json, "
                         "provenance_json, dataset_fingerprint, notes) "
@@ -234,7 +191,7 @@ class ResultsDB:
         and failed queries (query id → reason). Re-recording a stage replaces it."""
         self._require(run_id)
         failures = dict(failures or {})
-        with self._tx() as c:
+        with self.transaction() as c:
             (pos,) = c.execute(
                 "SELECT COALESCE((SELECT position FROM stage_info WHERE run_id = ? AND stage = ?),"
                 " (SELECT COUNT(*) FROM stage_info WHERE run_id = ?))",
@@ -289,7 +246,7 @@ class ResultsDB:
             for q, values in per_query.items()
             for metric, value in values.items()
         ]
-        with self._tx() as c:
+        with self.transaction() as c:
             c.executemany(
                 "INSERT OR REPLACE INTO query_metrics (run_id, stage, query_id, metric, value) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -303,7 +260,7 @@ class ResultsDB:
         """Mark a run ``done`` or ``failed`` and store its timings."""
         if status not in RUN_STATUSES:
             raise ResultsDBError(f"run status must be one of {RUN_STATUSES}, got {status!r}")
-        with self._tx() as c:
+        with self.transaction() as c:
             cur = c.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, timings_json = ? WHERE id = ?",
                 (status, _now().isoformat(), json.dumps(dict(timings or {}), default=str), run_id),
@@ -314,7 +271,7 @@ class ResultsDB:
     def update_provenance(self, run_id: str, provenance: Mapping[str, Any]) -> None:
         """Replace a run's provenance (e.g. once the models it used are known)."""
         self._require(run_id)
-        with self._tx() as c:
+        with self.transaction() as c:
             c.execute(
                 "UPDATE runs SET provenance_json = ? WHERE id = ?",
                 (json.dumps(dict(provenance), sort_keys=True, default=str), run_id),
@@ -322,7 +279,7 @@ class ResultsDB:
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything recorded for it."""
-        with self._tx() as c:
+        with self.transaction() as c:
             c.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     _RUN_COLS = (
@@ -340,22 +297,22 @@ class ResultsDB:
 
     def list_runs(self) -> list[RunRecord]:
         """All runs, newest first."""
-        rows = self._read(f"SELECT {self._RUN_COLS} FROM runs ORDER BY created_at DESC, id DESC")
+        rows = self.query(f"SELECT {self._RUN_COLS} FROM runs ORDER BY created_at DESC, id DESC")
         return [self._record(r) for r in rows]
 
     def get_run(self, run_id: str) -> RunRecord:
-        rows = self._read(f"SELECT {self._RUN_COLS} FROM runs WHERE id = ?", (run_id,))
+        rows = self.query(f"SELECT {self._RUN_COLS} FROM runs WHERE id = ?", (run_id,))
         if not rows:
             raise UnknownRunError(f"no run {run_id!r} in {self.path}")
         return self._record(rows[0])
 
     def _require(self, run_id: str) -> None:
-        if not self._read("SELECT 1 FROM runs WHERE id = ?", (run_id,)):
+        if not self.query("SELECT 1 FROM runs WHERE id = ?", (run_id,)):
             raise UnknownRunError(f"no run {run_id!r} in {self.path}")
 
     def stages(self, run_id: str) -> list[StageInfo]:
         """Stage info in the order stages were first recorded."""
-        rows = self._read(
+        rows = self.query(
             "SELECT stage, parent, seconds, llm_calls, llm_tokens, n_failures FROM stage_info "
             "WHERE run_id = ? ORDER BY position",
             (run_id,),
@@ -366,7 +323,7 @@ class ResultsDB:
         """stage → metric → value for one subset; stages in the order first recorded,
         metrics in the order given to :meth:`record_stage`."""
         self._require(run_id)
-        rows = self._read(
+        rows = self.query(
             "SELECT m.stage, m.metric, m.value FROM stage_metrics m "
             "LEFT JOIN stage_info s ON s.run_id = m.run_id AND s.stage = m.stage "
             "WHERE m.run_id = ? AND m.subset = ? ORDER BY s.position, m.stage, m.rowid",
@@ -378,14 +335,14 @@ class ResultsDB:
         return table
 
     def subsets(self, run_id: str) -> list[str]:
-        rows = self._read(
+        rows = self.query(
             "SELECT DISTINCT subset FROM stage_metrics WHERE run_id = ? ORDER BY subset", (run_id,)
         )
         return [r[0] for r in rows]
 
     def query_metrics(self, run_id: str, stage: str) -> dict[str, dict[str, float]]:
         """query id → metric → value for one stage."""
-        rows = self._read(
+        rows = self.query(
             "SELECT query_id, metric, value FROM query_metrics WHERE run_id = ? AND stage = ?",
             (run_id, stage),
         )
@@ -401,4 +358,4 @@ class ResultsDB:
         if stage is not None:
             sql += " AND stage = ?"
             params.append(stage)
-        return [tuple(r) for r in self._read(sql + " ORDER BY stage, query_id", params)]
+        return [tuple(r) for r in self.query(sql + " ORDER BY stage, query_id", params)]

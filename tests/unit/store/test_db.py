@@ -137,7 +137,7 @@ def test_new_migrations_apply_in_order(tmp_path: Path, monkeypatch: pytest.Monke
     with ResultsDB(path) as new:
         assert new.schema_version == len(dbmod.MIGRATIONS)
         assert new.get_run(rid).name == "before upgrade"
-        assert new._read("SELECT tags FROM runs")[0][0] == "migrated"
+        assert new.query("SELECT tags FROM runs")[0][0] == "migrated"
     with ResultsDB(path) as again:  # nothing re-applied (ALTER would fail)
         assert again.schema_version == len(dbmod.MIGRATIONS)
     monkeypatch.setattr(dbmod, "MIGRATIONS", dbmod.MIGRATIONS[:1])
@@ -155,7 +155,7 @@ def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(dbmod, "MIGRATIONS", dbmod.MIGRATIONS[:-1])
     with ResultsDB(path) as db:
         assert db.schema_version == 1
-        assert not db._read("SELECT name FROM sqlite_master WHERE name = 'extra'")
+        assert not db.query("SELECT name FROM sqlite_master WHERE name = 'extra'")
 
 
 def test_concurrent_writers(tmp_path: Path) -> None:
@@ -213,7 +213,7 @@ from retrieval_bench.store.db import ResultsDB
 db = ResultsDB(sys.argv[1])
 rid = db.start_run("crashing")
 db.record_stage(rid, "dense", {"all": {"P@5": 0.1}})
-with db._tx() as c:
+with db.transaction() as c:
     c.executemany(
         "INSERT INTO query_metrics VALUES (?, 'dense', ?, 'P@5', 0.1)",
         [(rid, f"q{i}") for i in range(1000)],
@@ -232,7 +232,7 @@ def test_crash_mid_write_leaves_store_intact(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", CRASH, str(path)], cwd=repo, check=False)
     assert proc.returncode == 3
     with ResultsDB(path) as db:
-        assert db._read("PRAGMA integrity_check")[0][0] == "ok"
+        assert db.query("PRAGMA integrity_check")[0][0] == "ok"
         runs = {r.name: r for r in db.list_runs()}
         assert runs["good"].status == "done"
         assert db.query_metrics(good, "dense") == {"q1": {"P@5": 1.0}}

@@ -1,0 +1,72 @@
+"""One SQLite file shared by several stores (results, prompt evaluation).
+
+Autocommit connection usable from several threads behind one lock, WAL so
+readers never block the writer, a busy timeout so two processes writing the
+same store wait instead of failing (SPEC §7: concurrent runs writing the same
+store), and write transactions that take the write lock up front.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Self
+
+
+class SQLiteFile:
+    """Base of the stores: connection, lock, transactions, reads. Subclasses set
+    ``what`` (for error messages) and ``error`` (the exception they raise) and
+    implement ``migrate``."""
+
+    what = "database"
+    error: type[Exception] = sqlite3.Error
+
+    def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as e:
+            raise self.error(f"cannot open {self.what} {self.path}: {e}") from e
+        self._lock = threading.RLock()
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        self.migrate()
+
+    def migrate(self) -> int:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taking the write lock up front (BEGIN IMMEDIATE)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
