@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 # later installs take seconds. Keep the build's parallelism bounded on small machines.
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: install install-test demo test lint bench-perf bench-devsets clean
+.PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,15 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	touch $@
 
 install: $(VENV)/.installed
-install-test: $(VENV)/.installed-test
+install-test: $(VENV)/.installed-test chromium
+
+## Debian's Chromium + ChromeDriver for the browser tests (tests/browser), once per machine.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  echo "installing Debian chromium + chromium-driver for the browser tests"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium chromium-driver; \
+	fi
 
 ## The main job: benchmark the bundled fixture repos and print the per-stage table.
 demo: install

@@ -1,0 +1,178 @@
+"""The web UI in a real headless Chromium: every page loads without JavaScript
+errors (screenshots saved as artifacts), the prompt lab's own JS saves edits and
+runs jobs, a click opens a drill-down, and a stale save in a second tab shows
+the 409 message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.browser.conftest import Site, artifacts_dir
+from tests.unit.web.conftest import USE_CASE
+
+pytestmark = pytest.mark.browser
+
+LAB = f"/prompts/{USE_CASE}"
+
+
+def shot(driver: Any, name: str) -> None:
+    path = artifacts_dir() / f"{name}.png"
+    assert driver.save_screenshot(str(path)), f"screenshot {path} not written"
+
+
+def js_errors(driver: Any) -> list[str]:
+    """SEVERE console entries since the last call (a missing favicon is not an error)."""
+    logs = driver.get_log("browser")
+    return [e["message"] for e in logs if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+
+
+def wait(driver: Any, seconds: float = 30) -> Any:
+    return WebDriverWait(driver, seconds)
+
+
+def wait_reload(driver: Any, old: Any, seconds: float = 60) -> None:
+    """Waits until the page the element ``old`` came from has been replaced and loaded."""
+    wait(driver, seconds).until(ec.staleness_of(old))
+    wait(driver, seconds).until(
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )
+
+
+def results(driver: Any) -> list[list[str]]:
+    """The sorted results table's rows as cell texts (best first)."""
+    rows = driver.find_elements(By.CSS_SELECTOR, "#results table tbody tr")
+    return [[td.text for td in tr.find_elements(By.TAG_NAME, "td")] for tr in rows]
+
+
+def prompt_row(driver: Any, name: str) -> Any:
+    for tr in driver.find_elements(By.CSS_SELECTOR, "#prompts tbody tr"):
+        if tr.find_element(By.CSS_SELECTOR, "[data-col=name]").get_attribute("value") == name:
+            return tr
+    raise AssertionError(f"no prompt row {name!r}")
+
+
+def click_and_wait_reload(driver: Any, button: Any) -> None:
+    body = driver.find_element(By.TAG_NAME, "body")
+    button.click()
+    wait_reload(driver, body)
+
+
+def test_benchmark_pages_load_and_drill_down_by_click(driver: Any, site: Site) -> None:
+    js_errors(driver)
+    driver.get(site.url("/"))
+    links = {a.text for a in driver.find_elements(By.CSS_SELECTOR, "a")}
+    assert {site.run_both, site.run_bm25} <= links
+    shot(driver, "runs-list")
+
+    driver.find_element(By.LINK_TEXT, site.run_both).click()
+    wait(driver).until(ec.presence_of_element_located((By.CSS_SELECTOR, "svg[aria-label=funnel]")))
+    funnel = driver.find_element(By.CSS_SELECTOR, "svg[aria-label=funnel]")
+    assert funnel.size["width"] > 0 and funnel.find_elements(By.TAG_NAME, "rect")
+    assert "rrf" in driver.find_element(By.TAG_NAME, "table").text
+    shot(driver, "run-page")
+
+    query_link = driver.find_element(By.CSS_SELECTOR, f"a[href^='/runs/{site.run_both}/queries/']")
+    query_id = query_link.text
+    query_link.click()
+    wait(driver).until(ec.url_contains(f"/queries/{query_id}"))
+    assert driver.find_element(By.CSS_SELECTOR, "p.question").text
+    shot(driver, "drill-down")
+
+    driver.get(site.url("/"))
+    driver.find_element(By.NAME, "base").send_keys(site.run_bm25)
+    driver.find_element(By.NAME, "cand").send_keys(site.run_both)
+    driver.find_element(By.CSS_SELECTOR, "form.compare").submit()
+    wait(driver).until(ec.url_contains("/compare"))
+    assert driver.find_elements(By.CSS_SELECTOR, "table")
+    shot(driver, "compare")
+
+    driver.get(site.url("/prompts"))
+    shot(driver, "prompt-lab-index")
+    driver.find_element(By.LINK_TEXT, USE_CASE).click()
+    wait(driver).until(ec.presence_of_element_located((By.ID, "run-all")))
+    shot(driver, "prompt-lab")
+    assert js_errors(driver) == []
+
+
+def test_lab_edits_and_runs_change_the_sorted_results(driver: Any, site: Site) -> None:
+    js_errors(driver)
+    driver.get(site.url(LAB))
+    click_and_wait_reload(driver, driver.find_element(By.ID, "run-all"))
+    before = results(driver)
+    assert len(before) >= 2, before
+    names = [r[1] for r in before]
+    target = next(
+        n for n in names[1:]
+        if "ORACLE" not in prompt_row(driver, n).find_element(By.CSS_SELECTOR, "[data-col=user]")
+        .get_attribute("value")
+    )  # fmt: skip
+
+    user = prompt_row(driver, target).find_element(By.CSS_SELECTOR, "[data-col=user]")
+    user.send_keys("\nORACLE")
+    click_and_wait_reload(
+        driver, prompt_row(driver, target).find_element(By.CLASS_NAME, "save-prompt")
+    )
+    assert "ORACLE" in prompt_row(driver, target).find_element(
+        By.CSS_SELECTOR, "[data-col=user]").get_attribute("value")  # fmt: skip
+    click_and_wait_reload(driver, driver.find_element(By.ID, "run-all"))
+    after = results(driver)
+    assert after[0][1] == target != names[0], (before, after)
+    shot(driver, "prompt-lab-after-edit")
+
+    row = driver.find_element(By.CSS_SELECTOR, "#rows tbody tr")
+    cell = row.find_element(By.CSS_SELECTOR, "[data-field=category]")
+    wrong = "concept" if cell.get_attribute("value") != "concept" else "howto"
+    cell.clear()
+    cell.send_keys(wrong)
+    click_and_wait_reload(driver, row.find_element(By.CLASS_NAME, "save-row"))
+    first = driver.find_element(By.CSS_SELECTOR, "#rows tbody tr [data-field=category]")
+    assert first.get_attribute("value") == wrong
+    run_one = prompt_row(driver, target).find_element(By.CLASS_NAME, "run-one")
+    click_and_wait_reload(driver, run_one)
+    latest = {r[1]: r for r in results(driver)}  # the one prompt plus the baseline
+    assert target in latest and len(latest) <= len(after), latest
+    assert float(latest[target][3]) < float(after[0][3]), (after, latest)
+    shot(driver, "prompt-lab-after-ground-truth-edit")
+
+    driver.find_element(By.CSS_SELECTOR, "#results table").find_element(
+        By.LINK_TEXT, target).click()  # fmt: skip
+    wait(driver).until(ec.url_contains("/runs/"))
+    detail = driver.find_element(By.TAG_NAME, "table").text
+    assert "py-nameerror" in detail and wrong in detail
+    shot(driver, "prompt-run-detail")
+    assert js_errors(driver) == []
+
+
+def test_second_tab_saving_a_stale_prompt_sees_the_409_message(driver: Any, site: Site) -> None:
+    driver.get(site.url(LAB))
+    first_tab = driver.current_window_handle
+    name = driver.find_element(By.CSS_SELECTOR, "#prompts tbody tr [data-col=name]").get_attribute(
+        "value"
+    )
+    driver.switch_to.new_window("tab")
+    second_tab = driver.current_window_handle
+    driver.get(site.url(LAB))
+
+    driver.switch_to.window(first_tab)
+    prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]").send_keys(" brief")
+    click_and_wait_reload(
+        driver, prompt_row(driver, name).find_element(By.CLASS_NAME, "save-prompt")
+    )
+
+    driver.switch_to.window(second_tab)
+    prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]").send_keys(" long")
+    prompt_row(driver, name).find_element(By.CLASS_NAME, "save-prompt").click()
+    msg = driver.find_element(By.ID, "msg")
+    wait(driver).until(lambda d: msg.text)
+    assert msg.text.startswith("Not saved (someone else edited it)"), msg.text
+    assert name in msg.text and msg.get_attribute("class") == "error"
+    shot(driver, "prompt-lab-stale-409")
+    driver.close()
+    driver.switch_to.window(first_tab)
+    system = prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]")
+    assert system.get_attribute("value").endswith(" brief")
