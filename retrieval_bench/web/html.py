@@ -67,9 +67,13 @@ def bar_chart(
     groups: Sequence[tuple[str, Mapping[str, float]]], series: Sequence[str], width: int = 640
 ) -> str:
     """Horizontal grouped bars as inline SVG: one group per stage, one bar per
-    series; each series scaled to its own maximum (so counts and rates share a chart)."""
+    series, all on one axis from 0 to max(1, largest value) — rates fill it as fractions
+    and a count such as "lost" is read on the same scale, never stretched to look as
+    large as a recall."""
     colors = ["#3b6fb6", "#d9822b", "#4a9c5d", "#a2479b"]
-    top = {s: max([g[1].get(s, 0.0) or 0.0 for g in groups] + [0.0]) for s in series}
+    values_ = [v for _, g in groups for s in series if (v := g.get(s)) is not None]
+    common = max([1.0] + [v for v in values_ if not math.isnan(v)])
+    top = dict.fromkeys(series, common)
     bar_h, label_w = 14, 120
     group_h = bar_h * len(series) + 10
     height = group_h * len(groups) + 24
