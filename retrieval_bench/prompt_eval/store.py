@@ -82,31 +82,14 @@ class PromptStore(SQLiteFile):
 
     what = "prompt store"
     error = PromptEvalError
+    version_table = "pe_schema_version"
 
     @classmethod
     def for_workspace(cls, ws: Workspace) -> PromptStore:
         return cls(ws.db_path)
 
-    def migrate(self) -> int:
-        """Apply the missing :data:`PROMPT_EVAL_MIGRATIONS`; return the version."""
-        with self.transaction() as c:
-            c.execute(
-                "CREATE TABLE IF NOT EXISTS pe_schema_version "
-                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            (current,) = c.execute(
-                "SELECT COALESCE(MAX(version), 0) FROM pe_schema_version"
-            ).fetchone()
-            if current > len(PROMPT_EVAL_MIGRATIONS):
-                raise PromptEvalError(
-                    f"prompt store {self.path} has schema version {current}, newer than this "
-                    f"retrieval_bench ({len(PROMPT_EVAL_MIGRATIONS)}); upgrade retrieval_bench"
-                )
-            for version in range(current + 1, len(PROMPT_EVAL_MIGRATIONS) + 1):
-                for statement in PROMPT_EVAL_MIGRATIONS[version - 1]:
-                    c.execute(statement)
-                c.execute("INSERT INTO pe_schema_version VALUES (?, ?)", (version, now_iso()))
-        return int(self.query("SELECT MAX(version) FROM pe_schema_version")[0][0])
+    def migrations(self) -> Sequence[Sequence[str]]:
+        return PROMPT_EVAL_MIGRATIONS
 
     # ------------------------------------------------------------ reading
     def _current(self, table: str, key: str, cols: str, use_case: str) -> list[tuple[Any, ...]]:

@@ -26,7 +26,7 @@ import json
 import math
 import secrets
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -113,33 +113,8 @@ class ResultsDB(SQLiteFile):
     what = "results database"
     error = ResultsDBError
 
-    @property
-    def schema_version(self) -> int:
-        return int(self.query("SELECT COALESCE(MAX(version), 0) FROM schema_version")[0][0])
-
-    def migrate(self) -> int:
-        """Apply missing :data:`MIGRATIONS` in order; return the resulting version."""
-        with self.transaction() as c:
-            c.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version "
-                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            (current,) = c.execute(
-                "SELECT COALESCE(MAX(version), 0) FROM schema_version"
-            ).fetchone()
-            if current > len(MIGRATIONS):
-                raise ResultsDBError(
-                    f"results database {self.path} has schema version {current}, newer than "
-                    f"this retrieval_bench ({len(MIGRATIONS)}); upgrade retrieval_bench"
-                )
-            for version in range(current + 1, len(MIGRATIONS) + 1):
-                for statement in MIGRATIONS[version - 1]:
-                    c.execute(statement)
-                c.execute(
-                    "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
-                    (version, _now().isoformat()),
-                )
-        return self.schema_version
+    def migrations(self) -> Sequence[Sequence[str]]:
+        return MIGRATIONS  # read at call time (tests extend the module's list)
 
     def start_run(
         self,

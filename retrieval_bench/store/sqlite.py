@@ -12,17 +12,20 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
 
 class SQLiteFile:
-    """Base of the stores: connection, lock, transactions, reads. Subclasses set
-    ``what`` (for error messages) and ``error`` (the exception they raise) and
-    implement ``migrate``."""
+    """Base of the stores: connection, lock, transactions, reads, migrations.
+    Subclasses set ``what`` (for error messages), ``error`` (the exception they
+    raise) and ``version_table``, and return their migration list from
+    ``migrations()`` (each migration a tuple of SQL statements)."""
 
     what = "database"
     error: type[Exception] = sqlite3.Error
+    version_table = "schema_version"
 
     def __init__(self, path: str | Path, timeout: float = 60.0) -> None:
         self.path = str(path)
@@ -41,8 +44,36 @@ class SQLiteFile:
         self._conn.execute("PRAGMA foreign_keys = ON")
         self.migrate()
 
-    def migrate(self) -> int:
+    def migrations(self) -> Sequence[Sequence[str]]:
         raise NotImplementedError
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.query(f"SELECT COALESCE(MAX(version), 0) FROM {self.version_table}")[0][0])
+
+    def migrate(self) -> int:
+        """Apply the missing migrations in order, all in one transaction (a failing
+        statement leaves the file as it was); return the resulting version."""
+        table, migrations = self.version_table, self.migrations()
+        with self.transaction() as c:
+            c.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} "
+                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            (current,) = c.execute(f"SELECT COALESCE(MAX(version), 0) FROM {table}").fetchone()
+            if current > len(migrations):
+                raise self.error(
+                    f"{self.what} {self.path} has schema version {current}, newer than this "
+                    f"retrieval_bench ({len(migrations)}); upgrade retrieval_bench"
+                )
+            for version in range(current + 1, len(migrations) + 1):
+                for statement in migrations[version - 1]:
+                    c.execute(statement)
+                c.execute(
+                    f"INSERT INTO {table} (version, applied_at) VALUES (?, ?)",
+                    (version, datetime.now(UTC).isoformat()),
+                )
+        return self.schema_version
 
     def close(self) -> None:
         with self._lock:
