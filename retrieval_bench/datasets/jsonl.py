@@ -55,18 +55,25 @@ class RowProblem(ValueError):
 
 def load_examples(path: str | Path) -> LoadResult:
     """Read a dataset JSONL file; malformed rows become errors, the rest load."""
-    path = Path(path)
+    text = read_text_file(Path(path), "dataset file")
+    return collect_examples(jsonl_rows(text), example_from_row)
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """The UTF-8 text of a JSONL input file; a missing file, a folder, non-UTF-8
+    bytes or an unreadable file raise :class:`DatasetError` saying what to do."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise DatasetError(f"dataset file {path} does not exist: check the path") from exc
+        raise DatasetError(f"{what} {path} does not exist: check the path") from exc
+    except IsADirectoryError as exc:
+        raise DatasetError(f"{what} {path} is a folder: pass a .jsonl file") from exc
     except UnicodeDecodeError as exc:
-        raise DatasetError(f"dataset file {path} is not UTF-8 text: re-save it as UTF-8") from exc
+        raise DatasetError(f"{what} {path} is not UTF-8 text: re-save it as UTF-8") from exc
     except OSError as exc:
         raise DatasetError(
-            f"dataset file {path} cannot be read ({exc.strerror or exc}): check its permissions"
+            f"{what} {path} cannot be read ({exc.strerror or exc}): check its permissions"
         ) from exc
-    return collect_examples(jsonl_rows(text), example_from_row)
 
 
 def jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:

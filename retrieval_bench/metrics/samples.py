@@ -30,8 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.datasets.jsonl import RowError, jsonl_rows
-from retrieval_bench.errors import DatasetError
+from retrieval_bench.datasets.jsonl import RowError, jsonl_rows, read_text_file
 from retrieval_bench.metrics.base import Sample
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -205,20 +204,7 @@ def load_samples(path: str | Path) -> tuple[list[Sample], list[RowError]]:
     :class:`~retrieval_bench.errors.DatasetError`.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise DatasetError(f"predictions file {path} does not exist: check the path") from exc
-    except IsADirectoryError as exc:
-        raise DatasetError(f"predictions file {path} is a folder: pass a .jsonl file") from exc
-    except UnicodeDecodeError as exc:
-        raise DatasetError(
-            f"predictions file {path} is not UTF-8 text: re-save it as UTF-8"
-        ) from exc
-    except OSError as exc:
-        raise DatasetError(
-            f"predictions file {path} cannot be read ({exc.strerror or exc}): check its permissions"
-        ) from exc
+    text = read_text_file(path, "predictions file")
     samples: list[Sample] = []
     errors: list[RowError] = []
     first: dict[str, int] = {}
