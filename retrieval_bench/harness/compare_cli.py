@@ -14,11 +14,11 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.compare import Comparison, ComparisonRow, compare_runs, gate
 from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.text_table import aligned
 from retrieval_bench.workspace import Workspace
 
 EXIT_OK, EXIT_GATE_FAILED = 0, 1
@@ -82,15 +82,7 @@ LEFT_ALIGNED = {0, 1, 8}
 
 
 def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(len(HEADER))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i in LEFT_ALIGNED else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    return [line(HEADER), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+    return aligned(HEADER, rows, left=LEFT_ALIGNED).split("\n")
 
 
 def format_comparison(comp: Comparison) -> str:

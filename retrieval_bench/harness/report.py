@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from retrieval_bench.text_table import aligned
+
 
 def stage_columns(k: int, budgets: Sequence[int]) -> list[str]:
     """The metrics shown per stage: file-level P/R/F1 at k and at each budget."""
@@ -42,17 +44,7 @@ def format_table(
     stages = [s for s in (stage_order or list(table)) if s in table]
     header = ["stage", *columns]
     rows = [[s, *(_fmt(table[s].get(c), c) for c in columns)] for s in stages]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest])
-
-    out = [title] if title else []
-    out += [line(header), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+    return aligned(header, rows, title)
 
 
 def _ci(low: float | None, high: float | None) -> str:
@@ -79,17 +71,7 @@ def format_answer_table(
                 str(a["missing"]) if a.get("missing") is not None else "-",
             ]
         )
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest])
-
-    out = [title] if title else []
-    out += [line(header), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+    return aligned(header, rows, title)
 
 
 def format_answer_section(name: str, summary: Mapping[str, Any]) -> str:

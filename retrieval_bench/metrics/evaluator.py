@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 from retrieval_bench.metrics.base import Aggregate, Metric, Sample, Score, aggregate
 from retrieval_bench.metrics.samples import SampleError, check_unique_ids, to_sample
+from retrieval_bench.text_table import aligned
 
 
 class Failure(NamedTuple):
@@ -113,19 +114,10 @@ class EvaluationResult:
             corpus = "error" if m in self.corpus_errors else _fmt(self.corpus.get(m))
             cells = [_fmt(a.mean), _fmt(a.std), _fmt(a.min), _fmt(a.max)]
             body.append([m, *cells, str(a.count), str(a.missing), ci, corpus])
-        widths = [max(len(r[c]) for r in [header, *body]) for c in range(len(header))]
-        lines = [_table_line(row, widths) for row in [header, *body]]
-        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines = aligned(header, body).split("\n")
         for m, err in self.corpus_errors.items():
             lines.append(f"{m}: corpus score failed: {err}")
         return "\n".join(lines)
-
-
-def _table_line(cells: Sequence[str], widths: Sequence[int]) -> str:
-    """First column left-aligned (the metric name), the numbers right-aligned."""
-    pairs = enumerate(zip(cells, widths, strict=True))
-    padded = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs]
-    return "  ".join(padded).rstrip()
 
 
 def _fmt(v: float | None) -> str:

@@ -47,6 +47,7 @@ from typing import Any
 
 from retrieval_bench.metrics.base import Sample
 from retrieval_bench.metrics.judge import LLMJudge
+from retrieval_bench.text_table import aligned
 
 __all__ = ["ConsistencyReport", "SampleConsistency", "consistency", "fleiss_kappa"]
 
@@ -218,24 +219,15 @@ class ConsistencyReport:
             ]
             for s in self.samples
         ]
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        left = {0, 1}
-
-        def line(cells: list[str]) -> str:
-            return "  ".join(
-                c.ljust(w) if i in left else c.rjust(w)
-                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            ).rstrip()
-
         n = len(self.samples)
         total = n * self.repeats
         unanimous = sum(s.unanimous for s in self.samples)
-        out = [
+        title = (
             f"judge consistency: {self.judge}, {n} samples x {self.repeats} repeats, "
-            f"temperature {self.temperature:g}",
-            line(header),
-            line(["-" * w for w in widths]),
-            *(line(r) for r in rows),
+            f"temperature {self.temperature:g}"
+        )
+        out = [
+            aligned(header, rows, title, left={0, 1}),
             "",
             f"pairwise agreement  {_num(self.pairwise_agreement)}",
             f"modal agreement     {_num(self.modal_agreement)}",

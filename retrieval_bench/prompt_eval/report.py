@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from retrieval_bench import text_table
 from retrieval_bench.prompt_eval.history import HistoryEntry
 from retrieval_bench.prompt_eval.records import EvaluationRun, PromptResult
 from retrieval_bench.prompt_eval.usecase import UseCase
@@ -20,15 +21,7 @@ from retrieval_bench.prompt_eval.usecase import UseCase
 
 def aligned(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 2) -> str:
     """Text table: the first ``left`` columns left-aligned, the rest right-aligned."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i < left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    return "\n".join([line(header), "  ".join("-" * w for w in widths), *map(line, rows)])
+    return text_table.aligned(header, rows, left=range(left))
 
 
 def _count(value: float) -> str:
