@@ -16,6 +16,7 @@ from typing import Any
 from retrieval_bench import registry
 from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.config import BenchmarkConfig, StageSpec, load_config
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.pipeline import (
     Progress,
     _index_name,
@@ -24,6 +25,7 @@ from retrieval_bench.harness.pipeline import (
     build_corpus,
 )
 from retrieval_bench.harness.runner import BenchmarkResult, run_benchmark
+from retrieval_bench.progress import for_label
 from retrieval_bench.snapshot import open_snapshot
 from retrieval_bench.types import Chunk
 from retrieval_bench.workspace import Workspace
@@ -50,9 +52,13 @@ def index(
     workspace: Workspace | None = None,
     index_uri: Path | None = None,
     rebuild: bool = False,
-    progress: Any = None,
+    progress: Progress | None = None,
 ) -> Any:
-    """``rbench index``: build or update the LanceDB index of a repository; returns BuildStats."""
+    """``rbench index``: build or update the LanceDB index of a repository; returns BuildStats.
+
+    ``progress`` (e.g. :class:`retrieval_bench.progress.ProgressReporter`) hears
+    ``("index <repo>", done, total, unit)``: files chunked, then chunks embedded.
+    """
     from retrieval_bench.index.embed import default_embedder
     from retrieval_bench.index.store import CodebaseIndex
 
@@ -62,9 +68,10 @@ def index(
     embedder = default_embedder(ws)
     name = _index_name(snapshot, chunker, embedder.name)
     store = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder)
+    report = for_label(progress, f"index {Path(snapshot.root).name}")
     if store.exists() and not rebuild:
-        return store.update(snapshot.root, progress)
-    return store.build(snapshot.root, progress)
+        return store.update(snapshot.root, report)
+    return store.build(snapshot.root, report)
 
 
 def query(
@@ -75,10 +82,20 @@ def query(
     chunker: Chunker | None = None,
     workspace: Workspace | None = None,
     index_uri: Path | None = None,
-    progress: Any = None,
+    progress: Progress | None = None,
     **params: Any,
 ) -> list[tuple[Chunk, float]]:
-    """``rbench query``: the top ``n`` chunks of one retriever for one question."""
+    """``rbench query``: the top ``n`` chunks of one retriever for one question.
+
+    An empty question or ``n`` below 1 raises :class:`ConfigError` before the
+    repository is opened; a repository with nothing to index raises
+    :class:`~retrieval_bench.errors.SnapshotError` (no empty result list that
+    looks like "nothing matched").
+    """
+    if not question.strip():
+        raise ConfigError("the question is empty: pass the text to search for")
+    if n < 1:
+        raise ConfigError(f"n must be 1 or more (got {n}): the number of chunks to return")
     ws = workspace or Workspace.default()
     snapshot = open_snapshot(repo, ws.snapshots_dir)
     with_vectors = _needs_vectors([StageSpec(name=retriever)])
@@ -87,7 +104,7 @@ def query(
         chunker or make_chunker(),
         ws,
         with_vectors=with_vectors,
-        progress=progress,
+        progress=for_label(progress, f"index {Path(snapshot.root).name}"),
         index_uri=index_uri,
     )
     searcher = registry.create("retrievers", retriever, **params)

@@ -1,4 +1,4 @@
-"""The ``rbench`` command line (SPEC §6).
+"""rbench: measure and tune retrieval over codebases, stage by stage.
 
 Exit codes: 0 success; 1 a run or command failed; 2 bad usage, config or
 input (the one-line message says which input and what to do).
@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import ConfigError, DatasetError, RBenchError, SnapshotError
-from retrieval_bench.store.db import UnknownRunError
+from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
+from retrieval_bench.progress import ProgressReporter
+from retrieval_bench.store.db import CorruptDBError, RunInProgressError, UnknownRunError
 from retrieval_bench.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -26,36 +28,25 @@ def _workspace(args: argparse.Namespace) -> Workspace:
     return Workspace(Path(args.workspace).resolve()) if args.workspace else Workspace.default()
 
 
-def _progress_bar() -> Any:
-    """A ``(label, fraction)`` callback drawing one tqdm bar per label on stderr."""
-    from tqdm import tqdm
+def _reporter(enabled: bool = True) -> ProgressReporter:
+    """Progress on stderr: bars with counts and ETA on a terminal, else a plain line
+    every few seconds (``$RBENCH_PROGRESS_INTERVAL``); nothing when not ``enabled``."""
+    return ProgressReporter(sys.stderr, enabled=enabled)
 
-    bars: dict[str, Any] = {}
 
-    def update(label: str, fraction: float) -> None:
-        bar = bars.get(label)
-        if bar is None:
-            bar = bars[label] = tqdm(
-                total=1000,
-                desc=label,
-                unit="‰",
-                file=sys.stderr,
-                leave=False,
-                mininterval=0.3,
-                disable=None,  # no bar when stderr is not a terminal
-            )
-        bar.n = int(fraction * 1000)
-        bar.refresh()
-        if fraction >= 1.0:
-            bar.close()
-
-    return update
+def _loads_line(loads: dict[str, float]) -> str | None:
+    """``model loading (not in the stage seconds): embedding model 5.2s``, or None."""
+    if not loads:
+        return None
+    listed = ", ".join(f"{name} {sec:.1f}s" for name, sec in sorted(loads.items()))
+    return f"model loading (not in the stage seconds): {listed}"
 
 
 # --------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
     from retrieval_bench.config import load_config
     from retrieval_bench.harness.report import (
+        csv_tables,
         format_answer_section,
         format_table,
         span_columns,
@@ -64,55 +55,70 @@ def cmd_run(args: argparse.Namespace) -> int:
     from retrieval_bench.harness.runner import run_benchmark
 
     cfg = load_config(args.config)
+    if args.k is not None:  # the printed cut-off; computed too if the config does not
+        cfg.table_k = args.k
+        if args.k not in cfg.metrics.ks:
+            cfg.metrics.ks = sorted({*cfg.metrics.ks, args.k})
     if args.split:
         for ds in cfg.datasets:
             ds.split = args.split
-    if args.limit:
+    if args.limit is not None:
         for ds in cfg.datasets:
             ds.limit = args.limit
-    progress = None if args.json else _progress_bar()
 
     def announce(ds: Any) -> None:
-        if args.json:
-            return
-        msg = f"{ds.spec.name}: {len(ds.examples)} questions, {len(ds.corpus.chunks)} chunks"
-        print(msg, file=sys.stderr)
+        # --json keeps stdout for the JSON alone; the warnings still go to stderr
+        if not args.json:
+            msg = f"{ds.spec.name}: {len(ds.examples)} questions, {len(ds.corpus.chunks)} chunks"
+            print(msg, file=sys.stderr)
         for err in ds.row_errors:
             print(f"  warning: {ds.spec.questions}: {err}", file=sys.stderr)
         for qid, paths in ds.missing_gold.items():
-            print(
-                f"  warning: {qid}: gold file(s) not in snapshot: {', '.join(paths)}",
-                file=sys.stderr,
-            )
+            reasons = ds.missing_reasons
+            why = ", ".join(f"{p} ({reasons.get(p, 'not in the snapshot')})" for p in paths)
+            print(f"  warning: {qid}: gold file(s) not indexed: {why}", file=sys.stderr)
 
-    result = run_benchmark(cfg, _workspace(args), progress=progress, on_dataset=announce)
+    # a line per dataset and stage, counts and ETA for the index and LLM calls (stderr)
+    with _reporter(enabled=not args.json) as progress:
+        result = run_benchmark(cfg, _workspace(args), progress=progress, on_dataset=announce)
     answers = result.answer_stage.summary() if result.answer_stage is not None else None
     if args.json:
         out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts}
-        print(json.dumps({**out, "sweeps": result.sweeps, "answers": answers}))
+        print(json.dumps({**out, "sweeps": result.sweeps, "answers": answers,
+                          "loads": result.loads}))  # fmt: skip
         return EXIT_OK
     cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
     all_rows = result.tables.get("all", {}).values()
     if any(r.get("llm_calls", 0) or r.get("llm_cache_hits", 0) for r in all_rows):
         cols += ["llm_calls", "llm_cache_hits"]
-    for subset, table in result.tables.items():
-        if subset != "all" and not args.all_subsets and not subset.startswith("leaks_path"):
-            continue
+    shown = {
+        subset: table
+        for subset, table in result.tables.items()
+        if subset == "all" or args.all_subsets or subset.startswith("leaks_path")
+    }
+    if args.format == "csv":  # the stage tables only, as one CSV (stdout stays parseable)
+        print(csv_tables(shown, cols, result.stage_order))
+        print(f"run {result.run_id} stored in {result.out_dir}", file=sys.stderr)
+        return EXIT_OK
+    fmt = args.format
+    for subset, table in shown.items():
         n = result.counts[subset]
         title = f"\n{cfg.name} [{subset}] ({n} queries, file level, k={cfg.table_k})"
-        print(format_table(table, cols, result.stage_order, title))
+        print(format_table(table, cols, result.stage_order, title, fmt))
         spans = span_columns(cfg.table_k)
         if subset == "all" and any(spans[0] in row for row in table.values()):
             title = f"\n{cfg.name} [{subset}] span level (queries with gold spans, k={cfg.table_k})"
-            print(format_table(table, spans, result.stage_order, title))
+            print(format_table(table, spans, result.stage_order, title, fmt))
     for stage, rows in result.sweeps.items():
         title = f"\n{stage}: threshold sweep (keep candidates scoring >= threshold; file level)"
         table = {f"{r['threshold']:.3g}": r for r in rows}
-        print(
-            format_table(table, ["P", "R", "F1", "kept"], title=title).replace("stage", "t    ", 1)
-        )
+        swept = format_table(table, ["P", "R", "F1", "kept"], title=title, fmt=fmt)
+        print(swept.replace("stage", "t    " if fmt == "text" else "threshold", 1))
     if answers is not None:
         print(format_answer_section(cfg.name, answers))
+    loads = _loads_line(result.loads)
+    if loads:
+        print(f"\n{loads}")
     print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
     return EXIT_OK
 
@@ -130,33 +136,38 @@ def _chunker_from_args(args: argparse.Namespace) -> Any:
 def cmd_index(args: argparse.Namespace) -> int:
     from retrieval_bench import api
 
-    bar = _progress_bar()
-    stats = api.index(
-        args.repo,
-        _chunker_from_args(args),
-        _workspace(args),
-        Path(args.index_uri) if args.index_uri else None,
-        rebuild=args.rebuild,
-        progress=lambda x: bar("index", x),
-    )
-    print(f"index of {args.repo}: {stats}")
+    with _reporter(enabled=not args.json) as progress:
+        stats = api.index(
+            args.repo,
+            _chunker_from_args(args),
+            _workspace(args),
+            Path(args.index_uri) if args.index_uri else None,
+            rebuild=args.rebuild,
+            progress=progress,
+        )
+    if args.json:
+        print(json.dumps({"repo": args.repo, **stats.to_json()}))
+        return EXIT_OK
+    print(f"index of {args.repo}:")
+    for line in stats.summary():
+        print(f"  {line}")
     return EXIT_OK
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     from retrieval_bench import api
 
-    bar = _progress_bar()
-    hits = api.query(
-        args.repo,
-        args.question,
-        args.retriever,
-        args.n,
-        _chunker_from_args(args),
-        _workspace(args),
-        Path(args.index_uri) if args.index_uri else None,
-        progress=lambda x: bar("index", x),
-    )
+    with _reporter() as progress:  # the index build before a dense search (stderr)
+        hits = api.query(
+            args.repo,
+            args.question,
+            args.retriever,
+            args.n,
+            _chunker_from_args(args),
+            _workspace(args),
+            Path(args.index_uri) if args.index_uri else None,
+            progress=progress,
+        )
     if args.json:
         rows = [
             {
@@ -179,24 +190,9 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------- runs / show
 def cmd_runs(args: argparse.Namespace) -> int:
-    from retrieval_bench.store.db import ResultsDB
+    from retrieval_bench.harness.runs_cli import runs_command
 
-    runs = ResultsDB(_workspace(args).db_path).list_runs()
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {"id": r.id, "name": r.name, "status": r.status, "created_at": r.created_at}
-                    for r in runs
-                ]
-            )
-        )
-        return EXIT_OK
-    for r in runs:
-        total = r.timings.get("total")
-        took = f"{total:.1f}s" if isinstance(total, int | float) else "-"
-        print(f"{r.id}  {r.status:<8} {took:>8}  {r.name}")
-    return EXIT_OK
+    return runs_command(args, _workspace(args))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -212,23 +208,56 @@ def cmd_show(args: argparse.Namespace) -> int:
     run = db.get_run(args.run_id)
     table = db.stage_table(run.id, args.subset)
     if args.json:
-        print(json.dumps({"run": run.id, "subset": args.subset, "table": table}))
+        out = {"run": run.id, "subset": args.subset, "table": table}
+        print(json.dumps({**out, "status": run.status, "error": run.error}))
         return EXIT_OK
     order = [s.stage for s in db.stages(run.id)]
     title = f"{run.name} [{args.subset}] run {run.id} ({run.status})"
     if run.config.get("kind") == "eval":  # an `rbench eval` run: its answer metrics
         cols = list(dict.fromkeys(m for row in table.values() for m in row))
     else:
-        k = int(run.config.get("table_k", 10))
+        k = _show_k(run.id, run.config, args.k)
         cols = stage_columns(k, run.config.get("metrics", {}).get("budgets", [8000]))
+        table_k = int(run.config.get("table_k", 10))
+        if k != table_k and any(f"Lost@{k}" in row for row in table.values()):
+            cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
+        title += f" k={k}"
     answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
-    print(format_table(table, cols, [s for s in order if s in table], title))
+    rendered = format_table(table, cols, [s for s in order if s in table], title, args.format)
+    if args.out:
+        Path(args.out).write_text(rendered + "\n", encoding="utf-8")
+        print(f"wrote the {args.format} table of run {run.id} to {args.out}", file=sys.stderr)
+    else:
+        print(rendered)
+    # the rest is for a reader: with csv/markdown or --out, stdout is the table alone
+    notes = sys.stdout if args.format == "text" and not args.out else sys.stderr
+    if run.error:  # why it failed or was interrupted
+        print(f"\n{run.status}: {run.error}", file=notes)
     if answer_row is not None:
-        print(format_answer_table(answer_aggregates(answer_row), f"\n{run.name} answers"))
+        answers = format_answer_table(answer_aggregates(answer_row), f"\n{run.name} answers")
+        print(answers, file=notes)
+    loads = _loads_line({key[5:]: v for key, v in run.timings.items() if key.startswith("load:")})
+    if loads:
+        print(f"\n{loads}", file=notes)
     others = [s for s in db.subsets(run.id) if s != args.subset]
     if others:
-        print(f"\nother subsets: {', '.join(others)}")
+        print(f"\nother subsets: {', '.join(others)}", file=notes)
     return EXIT_OK
+
+
+def _show_k(run_id: str, config: dict[str, Any], wanted: int | None) -> int:
+    """The cut-off ``rbench show`` prints: ``wanted`` if the run computed it (else a
+    ConfigError listing the ks it has), by default the run's ``table_k``."""
+    default = int(config.get("table_k", 10))
+    if wanted is None:
+        return default
+    available = sorted({default, *(int(k) for k in config.get("metrics", {}).get("ks", []))})
+    if wanted not in available:
+        raise ConfigError(
+            f"run {run_id} has no metrics at k={wanted}; it computed k = "
+            f"{', '.join(map(str, available))} (rbench run -k {wanted} computes a new run)"
+        )
+    return wanted
 
 
 # ----------------------------------------------------------- compare / eval
@@ -281,7 +310,8 @@ def cmd_llm(args: argparse.Namespace) -> int:
             print(f"running at {status['base_url']} (pid {status['pid']}), {health}")
         else:
             print("not running (start it with: rbench llm start)")
-            return EXIT_FAILED
+        # one exit code for both forms, so scripts can test it: 0 running, 1 not
+        return EXIT_OK if status.get("running") else EXIT_FAILED
     return EXIT_OK
 
 
@@ -330,18 +360,91 @@ def cmd_dataset(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ parser
+def _positive_int(text: str) -> int:
+    """An argparse type for counts (``--limit``, ``-n``): 0 or less would silently
+    mean "all" or "all but the last", so it is a usage error (exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number (1 or more)")
+    return value
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows ``(default: X)`` after an option's help, except where the default says
+    nothing (None, False) or the help already names it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose subcommand parsers (made with ``add_subparsers``,
+    which reuses the parent's class) all show their defaults."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+class _RegistryNames(Sequence[str]):
+    """The names registered under ``kind``, looked up only when argparse checks a
+    value or prints the choices: the registries import their modules (LanceDB,
+    tree-sitter...), which ``rbench runs`` should not pay for."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def _names(self) -> list[str]:
+        from retrieval_bench import registry
+
+        return registry.names(self.kind)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
+
+
+TABLE_FORMATS = ("text", "csv", "markdown")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rbench", description=__doc__.splitlines()[0])
+    p = _Parser(prog="rbench", description=__doc__.splitlines()[0])
     p.add_argument("--workspace", help="state folder (default ./.rbench or $RBENCH_HOME)")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what happens (INFO level)")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run a benchmark config and print the per-stage table")
-    r.add_argument("config")
+    r.add_argument(
+        "config", help="benchmark config (.yaml/.toml); its relative paths are resolved "
+        "against the config file's folder"
+    )  # fmt: skip
     r.add_argument("--split", help="override every dataset's split (e.g. dev)")
-    r.add_argument("--limit", type=int, help="first N questions of each dataset")
+    r.add_argument("--limit", type=_positive_int, help="first N questions of each dataset")
     r.add_argument("--all-subsets", action="store_true", help="also print per-dataset tables")
-    r.add_argument("--json", action="store_true")
+    r.add_argument(
+        "-k", "--k", type=_positive_int, dest="k", metavar="K",
+        help="cut-off of the printed table (default: the config's table_k); "
+        "added to metrics.ks when the config does not compute it",
+    )  # fmt: skip
+    r.add_argument(
+        "--format", choices=TABLE_FORMATS, default="text",
+        help="how to print the per-stage tables (csv: one table with a subset column)",
+    )  # fmt: skip
+    r.add_argument(
+        "--json", action="store_true",
+        help="print one JSON object (run id, tables, counts, sweeps, answers, loads) instead",
+    )  # fmt: skip
     r.set_defaults(func=cmd_run)
 
     for name, func, helptext in (
@@ -351,24 +454,60 @@ def build_parser() -> argparse.ArgumentParser:
         s = sub.add_parser(name, help=helptext)
         s.add_argument("repo", help="folder, git+URL@COMMIT or NAME==VERSION")
         if name == "query":
-            s.add_argument("question")
-            s.add_argument("-n", type=int, default=10)
-            s.add_argument("--retriever", default="dense")
-            s.add_argument("--json", action="store_true")
+            s.add_argument("question", help="the question to search for")
+            s.add_argument("-n", type=_positive_int, default=10, help="how many chunks to print")
+            s.add_argument(
+                "--retriever", default="dense", choices=_RegistryNames("retrievers"),
+                metavar="NAME",  # a metavar: argparse would load the registry to print one
+                help="one of %(choices)s (dense builds or updates the index first)",
+            )  # fmt: skip
+            s.add_argument(
+                "--json", action="store_true",
+                help="print a JSON list of hits (path, lines, symbol, kind, score)",
+            )  # fmt: skip
         else:
-            s.add_argument("--rebuild", action="store_true")
-        s.add_argument("--chunker", default="ast")
-        s.add_argument("--budget", type=int, default=None)
+            s.add_argument(
+                "--rebuild", action="store_true",
+                help="build from scratch instead of updating the changed files only",
+            )  # fmt: skip
+            s.add_argument("--json", action="store_true", help="print the build statistics as JSON")
+        s.add_argument(
+            "--chunker", default="ast", choices=_RegistryNames("chunkers"), metavar="NAME",
+            help="how files are split into chunks: one of %(choices)s",
+        )  # fmt: skip
+        s.add_argument(
+            "--budget", type=_positive_int, default=None, metavar="TOKENS",
+            help="chunk size limit in tokens (ast: budget, others: max_tokens; "
+            "default: the chunker's own)",
+        )  # fmt: skip
         s.add_argument("--index-uri", default=None, help="LanceDB folder (default in workspace)")
         s.set_defaults(func=func)
 
     rs = sub.add_parser("runs", help="list stored benchmark runs")
-    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--json", action="store_true", help="print the runs as JSON")
+    manage = rs.add_mutually_exclusive_group()
+    manage.add_argument(
+        "--delete", nargs="+", metavar="ID",
+        help="delete these runs: their database rows and results/<ID>/ folders",
+    )  # fmt: skip
+    manage.add_argument(
+        "--prune", action="store_true", help="delete every failed or interrupted run"
+    )
+    manage.add_argument(
+        "--rebuild-db", action="store_true",
+        help="move a damaged results database aside and reload the runs from results/",
+    )  # fmt: skip
     rs.set_defaults(func=cmd_runs)
     sh = sub.add_parser("show", help="print a stored run's per-stage table")
-    sh.add_argument("run_id")
+    sh.add_argument("run_id", help="a run id from rbench runs")
     sh.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
-    sh.add_argument("--json", action="store_true")
+    sh.add_argument(
+        "-k", "--k", type=_positive_int, dest="k", metavar="K",
+        help="cut-off of the table (default: the run's table_k); one of the ks the run computed",
+    )  # fmt: skip
+    sh.add_argument("--format", choices=TABLE_FORMATS, default="text", help="table format")
+    sh.add_argument("--out", metavar="FILE", help="write the table to FILE instead of stdout")
+    sh.add_argument("--json", action="store_true", help="print the table as JSON")
     sh.set_defaults(func=cmd_show)
 
     c = sub.add_parser(
@@ -392,9 +531,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["randomisation", "t", "wilcoxon", "bootstrap"],
         help="the paired significance test behind p and the marks",
     )
-    c.add_argument("--alpha", type=float, default=0.05)
-    c.add_argument("--resamples", type=int, default=10000)
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    c.add_argument(
+        "--resamples", type=int, default=DEFAULT_RESAMPLES,
+        help="resamples of the randomisation/bootstrap tests and the CIs",
+    )  # fmt: skip
+    c.add_argument("--seed", type=int, default=0, help="random seed of the resampling")
     c.add_argument(
         "--gate",
         metavar="BASELINE",
@@ -403,7 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--gate-metric", action="append", help="metric(s) the gate checks (default: the first)"
     )
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="print every row as JSON")
     c.set_defaults(func=cmd_compare)
 
     ev = sub.add_parser(
@@ -426,29 +568,35 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="repeat LLM-judge metrics N times and report agreement/variance",
     )
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--json", action="store_true", help="print the scores as JSON")
     ev.set_defaults(func=cmd_eval)
 
     lm = sub.add_parser("llm", help="start, stop or check the local model server")
     lsub = lm.add_subparsers(dest="llm_cmd", required=True)
-    ls = lsub.add_parser("start")
-    ls.add_argument("--threads", type=int, default=None)
-    lsub.add_parser("stop")
-    lst = lsub.add_parser("status")
-    lst.add_argument("--json", action="store_true")
+    ls = lsub.add_parser("start", help="start the local server (or reuse a running one)")
+    ls.add_argument(
+        "--threads", type=_positive_int, default=None,
+        help="CPU threads of the model server (default: all cores)",
+    )  # fmt: skip
+    lsub.add_parser("stop", help="stop the local server")
+    lst = lsub.add_parser(
+        "status", help="is the local server running? exit 0 when it is, 1 when not "
+        "(with or without --json)"
+    )  # fmt: skip
+    lst.add_argument("--json", action="store_true", help="print the status as JSON")
     lm.set_defaults(func=cmd_llm)
 
     d = sub.add_parser("dataset", help="inspect, import or mine labelled questions")
     dsub = d.add_subparsers(dest="dataset_cmd", required=True)
-    i = dsub.add_parser("inspect")
-    i.add_argument("file")
+    i = dsub.add_parser("inspect", help="count examples and splits, report invalid rows")
+    i.add_argument("file", help="questions JSONL")
     i.add_argument("--snapshot", help="check gold files against this snapshot")
-    sw = dsub.add_parser("import-swebench")
-    sw.add_argument("file")
-    sw.add_argument("out")
-    m = dsub.add_parser("mine")
-    m.add_argument("repo")
-    m.add_argument("out")
+    sw = dsub.add_parser("import-swebench", help="SWE-bench rows → questions JSONL")
+    sw.add_argument("file", help="SWE-bench JSONL (problem statement + patch)")
+    sw.add_argument("out", help="questions JSONL to write")
+    m = dsub.add_parser("mine", help="questions from git history: message → modified files")
+    m.add_argument("repo", help="git repository folder")
+    m.add_argument("out", help="questions JSONL to write")
     m.add_argument("--range", default=None, help="git revision range (default: all history)")
     m.add_argument("--last", type=int, default=None, help="only the last N commits")
     d.set_defaults(func=cmd_dataset)
@@ -458,8 +606,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_prompts_parser(sub, cmd_prompts)
 
     sv = sub.add_parser("serve", help="web UI: runs, comparisons, drill-down, prompt lab")
-    sv.add_argument("--host", default="127.0.0.1")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    sv.add_argument("--port", type=int, default=8000, help="port to listen on")
     sv.set_defaults(func=cmd_serve)
     return p
 
@@ -475,7 +623,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (ConfigError, DatasetError, SnapshotError, UnknownRunError) as exc:
+    except (
+        ConfigError, DatasetError, SnapshotError, UnknownRunError, CorruptDBError,
+        RunInProgressError,
+    ) as exc:  # fmt: skip
         print(f"rbench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except RBenchError as exc:

@@ -4,9 +4,9 @@ Example (YAML)::
 
     name: fixtures
     datasets:
-      - name: shopapi
-        questions: fixtures/repos/shopapi/questions.jsonl
-        snapshot: fixtures/repos/shopapi
+      - name: shopapi   # relative paths: relative to the config file's folder
+        questions: ../../fixtures/repos/shopapi/questions.jsonl
+        snapshot: ../../fixtures/repos/shopapi
     chunker: {name: ast, budget: 512}
     retrievers:
       - {name: dense}
@@ -244,10 +244,15 @@ def _format_error(source: str, exc: ValidationError) -> str:
     return f"{source}: {loc}: {first['msg']}{more}"
 
 
+PATH_PARAMS = ("model_path", "adapter", "index_uri", "cache_dir", "rg_path")
+"""Stage parameters that name a file or folder: resolved like the dataset paths."""
+
+
 def parse_config(
     data: dict[str, Any], source: str = "config", base_dir: Path | None = None
 ) -> BenchmarkConfig:
-    """Validate a config mapping; relative dataset paths resolve against ``base_dir``."""
+    """Validate a config mapping; relative paths (dataset ``questions`` and folder
+    ``snapshot``, stage parameters in :data:`PATH_PARAMS`) resolve against ``base_dir``."""
     try:
         cfg = BenchmarkConfig.model_validate(data)
     except ValidationError as exc:
@@ -259,6 +264,14 @@ def parse_config(
             snap = Path(ds.snapshot)
             if "==" not in ds.snapshot and "@" not in ds.snapshot and not snap.is_absolute():
                 ds.snapshot = str((base_dir / snap).resolve())
+        for spec in [cfg.chunker, *cfg.stage_specs()]:
+            extra = spec.model_extra or {}
+            for key in PATH_PARAMS:
+                value = extra.get(key)
+                if not isinstance(value, str) or not value or value.startswith("~"):
+                    continue
+                if not Path(value).is_absolute():
+                    extra[key] = str((base_dir / value).resolve())
     return cfg
 
 
@@ -280,11 +293,13 @@ def read_mapping(path: Path, what: str, wanted: str, shape: str) -> dict[str, An
 def load_config(path: Path | str, base_dir: Path | None = None) -> BenchmarkConfig:
     """Load YAML (``.yaml``/``.yml``) or TOML (``.toml``).
 
-    Relative paths inside resolve against ``base_dir`` (default: the current
-    directory, so configs can be run from the repository root).
+    Relative paths inside resolve against ``base_dir``, by default the config
+    file's own folder: a config means the same files whatever directory it is
+    run from (``rbench run benchmarks/configs/fixtures.yaml`` from the
+    repository root, or ``rbench run fixtures.yaml`` from its folder).
     """
     path = Path(path)
     data = read_mapping(path, "config file", "benchmark config", "at the top level")
-    cfg = parse_config(data, str(path), base_dir or Path.cwd())
+    cfg = parse_config(data, str(path), base_dir or path.resolve().parent)
     cfg.check_answer_stage(str(path))
     return cfg

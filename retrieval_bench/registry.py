@@ -107,4 +107,4 @@ def create(kind: str, name: str, /, **params: Any) -> Any:
     try:
         return factory(**params)
     except TypeError as exc:
-        raise ConfigError(f"{kind[:-1]} {name!r}: bad parameters {sorted(params)}: {exc}") from exc
+        raise ConfigError(f"{kind[:-1]} {name!r}: bad parameters: {exc}") from exc

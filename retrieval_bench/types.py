@@ -123,3 +123,6 @@ class StageResult:
     artifacts: dict[str, Any] = field(default_factory=dict)
     """query id → what the stage produced besides scores (HyDE snippets, keywords,
     model answers), stored with the run for the drill-down."""
+    loads: dict[str, float] = field(default_factory=dict)
+    """Seconds spent loading models while this stage ran (the embedding model, the
+    local LLM server), kept out of ``seconds`` so that it is the stage's own work."""

@@ -249,3 +249,13 @@ def check_gold(examples: Iterable[Example], existing_paths: set[str]) -> dict[st
         if absent:
             missing[example.id] = absent
     return missing
+
+
+def missing_gold_reasons(missing: dict[str, list[str]], skipped: dict[str, str]) -> dict[str, str]:
+    """Why each missing gold file is missing: the walker's skip reason (too large,
+    binary, unreadable, ...) when it saw the file, else ``not in the snapshot``."""
+    return {
+        path: skipped.get(path, "not in the snapshot")
+        for paths in missing.values()
+        for path in paths
+    }

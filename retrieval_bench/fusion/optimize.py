@@ -107,7 +107,7 @@ def score_run(run: Run, examples: Sequence[Example], corpus: Corpus, metric: str
     """Mean of ``metric`` over ``examples`` for ``run`` (a :class:`ConfigError` if not produced)."""
     if metric.startswith("Lost@"):
         raise ConfigError(
-            f"metric {metric!r} needs a parent stage and is not a quality to maximise"
+            f"metric {metric!r} counts lost gold files; it is not a quality to maximise"
         )
     ks, budgets = metric_cutoffs(metric)
     if metric.startswith(("chunk_", "line_")) and not any(ex.gold_spans for ex in examples):

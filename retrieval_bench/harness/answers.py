@@ -44,8 +44,9 @@ from retrieval_bench.answering.answerer import Answer, Answerer, AnswerFailure, 
 from retrieval_bench.answering.answerer import linked_text as _linked_text
 from retrieval_bench.config import ANSWER_STAGE, AnswererSpec
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.stages import STAGE_ERRORS, StageContext
+from retrieval_bench.harness.stages import STAGE_ERRORS, StageContext, stage_line
 from retrieval_bench.llm.base import LLM, CallStats
+from retrieval_bench.loads import own_seconds
 from retrieval_bench.metrics.base import Aggregate, MetricBase, Sample, Score, aggregate
 from retrieval_bench.metrics.evaluator import EvaluationResult, Evaluator, Failure
 from retrieval_bench.metrics.factory import (
@@ -56,7 +57,7 @@ from retrieval_bench.metrics.factory import (
     needs_llm,
 )
 from retrieval_bench.store.db import ResultsDB
-from retrieval_bench.types import Chunk, Example, StageResult
+from retrieval_bench.types import Chunk, Example, Run, StageResult
 
 __all__ = [
     "DEFAULT_ANSWER_METRICS",
@@ -85,7 +86,10 @@ class DatasetAnswers:
     chunks: dict[str, list[Chunk]]
     """query id → the chunks shown to the model, best first."""
     seconds: float = 0.0
+    """The answering's own time (a model load during it is in ``loads``)."""
     llm: CallStats = field(default_factory=CallStats)
+    loads: dict[str, float] = field(default_factory=dict)
+    """Seconds spent loading models (e.g. starting the local LLM server) while answering."""
 
 
 def answer_dataset(
@@ -110,7 +114,8 @@ def answer_dataset(
     todo = {ex.id: ex.query for ex in examples if ex.id not in done}
     if todo:
         try:
-            answerer = Answerer(ctx.llm, **spec.model_dump(exclude={"input"}))
+            llm = ctx.tracked(ctx.llm, ANSWER_STAGE)  # per-call progress with a reporter
+            answerer = Answerer(llm, **spec.model_dump(exclude={"input"}))
             for outcome in answerer.answer_many(todo, chunks, ds.corpus):
                 done[outcome.query_id] = outcome
         except STAGE_ERRORS as exc:
@@ -120,15 +125,25 @@ def answer_dataset(
     for qid, outcome in done.items():
         used = set(outcome.chunk_ids)
         shown[qid] = [c for c in chunks.get(qid, []) if c.id in used]
-    return DatasetAnswers(
+    seconds, loads = own_seconds(t0)
+    answered = DatasetAnswers(
         dataset=ds.spec.name,
         root=Path(ds.snapshot.root),
         examples=examples,
         answers=[done[ex.id] for ex in examples],
         chunks=shown,
-        seconds=time.perf_counter() - t0,
+        seconds=seconds,
         llm=ctx.stats().since(before),
+        loads=loads,
     )
+    if ctx.progress is not None:
+        spent = answered.llm
+        line = StageResult(ANSWER_STAGE, Run(ANSWER_STAGE), seconds, llm_calls=spent.calls,
+                           llm_cache_hits=spent.cache_hits, loads=loads)  # fmt: skip
+        failed = sum(isinstance(a, AnswerFailure) for a in answered.answers)
+        suffix = f"; {failed} of {len(examples)} questions without an answer" if failed else ""
+        ctx.progress.note(stage_line(ds.spec.name, line) + suffix)
+    return answered
 
 
 # -- scoring --------------------------------------------------------------------------
@@ -293,7 +308,7 @@ def evaluate_answers(
     scored = evaluator.run(samples)
     used = client.stats.since(before) if client is not None else CallStats()
     result = _with_failed(scored, metrics, specs, broken, list(ids.values()), failed, evaluator)
-    result.seconds = time.perf_counter() - t0
+    result.seconds = own_seconds(t0)[0]  # a judge model's load is reported on its own
     return AnswerSection(spec, source, list(parts), result, ids, used, result.seconds)
 
 

@@ -39,11 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
 from retrieval_bench.harness.subsets import subset_members
 from retrieval_bench.metrics import stats
 from retrieval_bench.store.db import ResultsDB, UnknownRunError
 
 __all__ = [
+    "DEFAULT_RESAMPLES",
     "LOWER_IS_BETTER",
     "TESTS",
     "Comparison",
@@ -322,7 +324,7 @@ def compare_runs(
     subset: str = "all",
     test: str = "randomisation",
     alpha: float = 0.05,
-    n_resamples: int = 10000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     results_dir: Path | None = None,
 ) -> Comparison:

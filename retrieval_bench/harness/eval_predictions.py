@@ -47,8 +47,9 @@ from retrieval_bench.metrics.factory import (
     load_metric_specs,
 )
 from retrieval_bench.metrics.samples import load_samples
-from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.store.db import ResultsDB, failure_reason
 from retrieval_bench.store.provenance import provenance
+from retrieval_bench.store.runfile import save_run_file
 from retrieval_bench.workspace import Workspace
 
 STAGE = "answer"
@@ -131,21 +132,30 @@ def evaluate_predictions(
         else None
     )
     started = time.perf_counter()
+    out_dir = ws.results_dir / run_id if run_id is not None else None
+    if db is not None and run_id is not None and out_dir is not None:
+        save_run_file(db, run_id, out_dir)  # a killed run is still found by --rebuild-db
     try:
         result = evaluator(built).run(samples)
         reports = consistency_reports(built, samples, consistency)
-    except BaseException:
-        if db is not None and run_id is not None:
-            db.finish_run(run_id, "failed", {"total": time.perf_counter() - started})
+        if llm.client is not None:
+            prov["models"] = {"llm": llm.client.model}
+        if db is not None and run_id is not None and out_dir is not None:
+            store(db, run_id, result, llm.client, prov)
+            write_results(out_dir, run_config, prov, result, reports)
+            failed = "every sample failed on every metric" if result.all_failed else None
+            db.finish_run(
+                run_id, "failed" if failed else "done", {"total": result.seconds}, error=failed
+            )
+    except BaseException as exc:
+        if db is not None and run_id is not None and out_dir is not None:
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            total = {"total": time.perf_counter() - started}
+            db.finish_run(run_id, status, total, error=failure_reason(exc))
+            save_run_file(db, run_id, out_dir)
         raise
-    if llm.client is not None:
-        prov["models"] = {"llm": llm.client.model}
-    out_dir = None
-    if db is not None and run_id is not None:
-        out_dir = ws.results_dir / run_id
-        store(db, run_id, result, llm.client, prov)
-        write_results(out_dir, run_config, prov, result, reports)
-        db.finish_run(run_id, "failed" if result.all_failed else "done", {"total": result.seconds})
+    if db is not None and run_id is not None and out_dir is not None:
+        save_run_file(db, run_id, out_dir)  # what --rebuild-db reads back
     return EvalOutcome(path, label, result, dict(reports), list(row_errors), run_id, out_dir)
 
 

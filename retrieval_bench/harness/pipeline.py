@@ -12,7 +12,9 @@ import hashlib
 import inspect
 import json
 import logging
+import re
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,18 +25,23 @@ from retrieval_bench.chunking.base import Chunker, chunk_tree
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec, StageSpec
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.jsonl import (
+    LoadResult,
     RowError,
     check_gold,
     dataset_fingerprint,
     load_examples,
+    missing_gold_reasons,
 )
-from retrieval_bench.files import WalkReport
+from retrieval_bench.errors import DatasetError, SnapshotError
+from retrieval_bench.files import WalkReport, iter_source_files
+from retrieval_bench.loads import own_seconds
+from retrieval_bench.progress import Progress, for_label
 from retrieval_bench.snapshot import Snapshot, devset_manifest_sha, open_snapshot
 from retrieval_bench.types import Example
 from retrieval_bench.workspace import Workspace
 
 log = logging.getLogger(__name__)
-Progress = Callable[[str, float], None]
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 @dataclass
@@ -46,12 +53,16 @@ class PreparedDataset:
     examples: list[Example]
     row_errors: list[RowError]
     missing_gold: dict[str, list[str]]
+    """Query id → gold files that are not in the chunked corpus (absent from the
+    snapshot, or skipped by the walker); never counted as lost."""
     corpus: Corpus
     fingerprint: str
     codebase_index: Any = None
     timings: dict[str, float] = field(default_factory=dict)
     train_examples: list[Example] = field(default_factory=list)
     """Examples of ``spec.train_split``: what learned stages fit on."""
+    missing_reasons: dict[str, str] = field(default_factory=dict)
+    """Missing gold path → why (``not in the snapshot``, ``binary``, ``larger than …``)."""
 
 
 def make_chunker(spec: StageSpec) -> Chunker:
@@ -87,7 +98,21 @@ def _index_name(
         sort_keys=True,
         default=str,
     )
-    return f"{Path(snapshot.root).name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return f"{_name_part(Path(snapshot.root).name)}-{digest}"
+
+
+def _name_part(folder: str) -> str:
+    """A folder name made safe for an index name (LanceDB table and manifest file
+    names allow only ``[A-Za-z0-9_.-]``): accents are dropped (``wëird`` → ``weird``),
+    every other run of disallowed characters becomes ``-``, and the result is at most
+    40 characters (``repo`` when nothing is left). Names that were valid are kept as
+    they are, so existing indexes stay found; the hash that follows in the index
+    name keeps folders apart that fold to the same text."""
+    if _SAFE_NAME.fullmatch(folder) and len(folder) <= 40:
+        return folder
+    folded = unicodedata.normalize("NFKD", folder).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", folded).strip("-.")[:40].rstrip("-.") or "repo"
 
 
 def build_corpus(
@@ -96,7 +121,7 @@ def build_corpus(
     ws: Workspace,
     *,
     with_vectors: bool,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
     index_uri: Path | None = None,
     ignore: Sequence[str] = (),
 ) -> tuple[Corpus, Any]:
@@ -108,10 +133,17 @@ def build_corpus(
     if not with_vectors:
         report = WalkReport()
         chunks = list(chunk_tree(snapshot.root, chunker, report, extra_ignore=tuple(ignore)))
-        return Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped)), None
+        corpus = Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped))
+        return _nonempty(corpus, snapshot), None
     from retrieval_bench.index.embed import default_embedder
     from retrieval_bench.index.store import CodebaseIndex
 
+    # an empty repository fails before the embedding model is loaded (the walk
+    # stops at the first source file, so a non-empty one costs next to nothing)
+    report = WalkReport()
+    walk = iter_source_files(snapshot.root, report=report, extra_ignore=tuple(ignore))
+    if next(walk, None) is None:
+        _nonempty(Corpus(snapshot.root, [], chunker.tokenizer_name, report.skipped), snapshot)
     embedder = default_embedder(ws)
     name = _index_name(snapshot, chunker, embedder.name, ignore)
     index = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder, ignore)
@@ -119,7 +151,66 @@ def build_corpus(
         index.update(snapshot.root, progress)
     else:
         index.build(snapshot.root, progress)
-    return index.corpus(snapshot.root), index
+    return _nonempty(index.corpus(snapshot.root), snapshot), index
+
+
+def _nonempty(corpus: Corpus, snapshot: Snapshot) -> Corpus:
+    """``corpus``, or :class:`SnapshotError` when it has no chunk: nothing could be
+    retrieved from it, so searching or scoring it would only print empty results.
+    (An empty corpus took no embedding work, so failing here wastes nothing.)"""
+    if corpus.chunks:
+        return corpus
+    why = "it has no files the ignore rules keep"
+    if corpus.skipped:
+        reasons: dict[str, int] = {}
+        for reason in corpus.skipped.values():
+            reasons[reason] = reasons.get(reason, 0) + 1
+        listed = ", ".join(f"{r} ({n})" for r, n in sorted(reasons.items()))
+        why = f"all {len(corpus.skipped)} files were skipped: {listed}"
+    raise SnapshotError(f"no source files to index in {snapshot.source} ({why})")
+
+
+def _split_counts(examples: Sequence[Example]) -> str:
+    """``dev (40), test (60)``: the splits present and their sizes (``none`` = no split)."""
+    counts: dict[str, int] = {}
+    for e in examples:
+        counts[e.split or "none"] = counts.get(e.split or "none", 0) + 1
+    return ", ".join(f"{name} ({n})" for name, n in sorted(counts.items()))
+
+
+def select_questions(spec: DatasetSpec) -> tuple[LoadResult, list[Example], list[Example]]:
+    """The dataset's questions: (everything loaded, the evaluated examples, the
+    ``train_split`` examples), after ``split``, ``limit`` and ``train_limit``.
+
+    A run with no question to evaluate has nothing to measure, so an empty file,
+    a file whose every row is invalid, and a ``split`` or ``train_split`` that no
+    row has raise :class:`DatasetError` naming the file and why; reading a JSONL
+    file is cheap, so this is checked before any snapshot is opened or chunked.
+    """
+    loaded = load_examples(spec.questions)
+    where = f"dataset {spec.name}: {spec.questions}"
+    if not loaded.examples:
+        if not loaded.errors:
+            raise DatasetError(f"{where} has no questions (the file is empty)")
+        first = loaded.errors[0]
+        raise DatasetError(
+            f"{where} has no valid questions: all {len(loaded.errors)} rows are invalid "
+            f"(first: {first}); check them with rbench dataset inspect"
+        )
+    examples = [e for e in loaded.examples if spec.split is None or e.split == spec.split]
+    train = [e for e in loaded.examples if spec.train_split and e.split == spec.train_split]
+    chosen = (("split", spec.split, examples), ("train_split", spec.train_split, train))
+    for key, value, picked in chosen:
+        if value is not None and not picked:
+            raise DatasetError(
+                f"{where} has no questions with {key} {value!r}; "
+                f"splits present: {_split_counts(loaded.examples)}"
+            )
+    if spec.limit:
+        examples = examples[: spec.limit]
+    if spec.train_limit:
+        train = train[: spec.train_limit]
+    return loaded, examples, train
 
 
 def prepare_dataset(
@@ -128,7 +219,8 @@ def prepare_dataset(
     ws: Workspace,
     progress: Progress | None = None,
 ) -> PreparedDataset:
-    """Open the snapshot, load the questions, chunk (and index when dense is used)."""
+    """Load the questions, open the snapshot, chunk (and index when dense is used)."""
+    loaded, examples, train = select_questions(spec)  # bad questions fail before any work
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     sha = spec.sha256
@@ -138,14 +230,6 @@ def prepare_dataset(
     snapshot = open_snapshot(spec.snapshot, ws.snapshots_dir, expected_sha256=sha)
     timings["snapshot"] = time.perf_counter() - t0
 
-    loaded = load_examples(spec.questions)
-    examples = [e for e in loaded.examples if spec.split is None or e.split == spec.split]
-    if spec.limit:
-        examples = examples[: spec.limit]
-    train = [e for e in loaded.examples if spec.train_split and e.split == spec.train_split]
-    if spec.train_limit:
-        train = train[: spec.train_limit]
-
     t0 = time.perf_counter()
     corpus, codebase_index = build_corpus(
         snapshot,
@@ -153,12 +237,15 @@ def prepare_dataset(
         ws,
         with_vectors=_needs_vectors(cfg.retrievers),
         ignore=spec.ignore,
-        progress=(lambda x: progress(f"index {spec.name}", x)) if progress else None,
+        progress=for_label(progress, f"index {spec.name}") if progress else None,
     )
-    timings["chunk_index"] = time.perf_counter() - t0
+    # the embedding model's first load is not chunking or indexing work: on its own key
+    timings["chunk_index"], loads = own_seconds(t0)
+    timings.update({f"load:{name}": sec for name, sec in loads.items()})
 
-    file_set = set(corpus.paths) | set(corpus.skipped)
-    missing = check_gold(examples, file_set)
+    # a gold file the walker skipped (too large, binary, ...) cannot be retrieved
+    # either: it is missing gold, with the walker's reason
+    missing = check_gold(examples, set(corpus.paths))
     return PreparedDataset(
         spec=spec,
         snapshot=snapshot,
@@ -170,4 +257,5 @@ def prepare_dataset(
         codebase_index=codebase_index,
         timings=timings,
         train_examples=train,
+        missing_reasons=missing_gold_reasons(missing, corpus.skipped),
     )

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from retrieval_bench.metrics.retrieval import budget_label
 from retrieval_bench.text_table import aligned
 
 
 def stage_columns(k: int, budgets: Sequence[int]) -> list[str]:
     """The metrics shown per stage: file-level P/R/F1 at k and at each budget."""
     cols = [f"P@{k}", f"R@{k}", f"F1@{k}", f"Acc@{k}", "MRR", f"nDCG@{k}"]
-    cols += [f"F1@{b // 1000}k" for b in budgets]
+    cols += [f"F1@{budget_label(b)}" for b in budgets]
     return cols + ["lost", "seconds"]
 
 
@@ -34,17 +37,75 @@ def _fmt(value: float | None, metric: str) -> str:
     return f"{value:.3f}"
 
 
+TABLE_FORMATS = ("text", "csv", "markdown")
+"""What ``rbench show``/``run`` can print a stage table as."""
+
+
 def format_table(
     table: Mapping[str, Mapping[str, float]],
     columns: Sequence[str],
     stage_order: Sequence[str] | None = None,
     title: str | None = None,
+    fmt: str = "text",
 ) -> str:
-    """Render ``stage → metric → value`` as an aligned text table."""
+    """Render ``stage → metric → value`` as an aligned text table, a Markdown table
+    (title as a bold line above it) or CSV (no title; unrounded values, so a
+    spreadsheet gets the numbers, not their display)."""
     stages = [s for s in (stage_order or list(table)) if s in table]
     header = ["stage", *columns]
+    if fmt == "csv":
+        return csv_table(header, [[s, *(_csv(table[s].get(c)) for c in columns)] for s in stages])
     rows = [[s, *(_fmt(table[s].get(c), c) for c in columns)] for s in stages]
+    if fmt == "markdown":
+        return markdown_table(header, rows, title)
+    if fmt != "text":
+        raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
     return aligned(header, rows, title)
+
+
+def _csv(value: float | None) -> str:
+    return "" if value is None else repr(round(float(value), 6))
+
+
+def csv_tables(
+    tables: Mapping[str, Mapping[str, Mapping[str, float]]],
+    columns: Sequence[str],
+    stage_order: Sequence[str],
+) -> str:
+    """Several subsets' stage tables (``subset → stage → metric``) as one CSV with a
+    leading ``subset`` column: one file a spreadsheet or pandas reads in one go."""
+    rows = [
+        [subset, s, *(_csv(table[s].get(c)) for c in columns)]
+        for subset, table in tables.items()
+        for s in stage_order
+        if s in table
+    ]
+    return csv_table(["subset", "stage", *columns], rows)
+
+
+def csv_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """``header`` and ``rows`` as CSV text (RFC 4180 quoting, ``\\n`` line ends)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue().rstrip("\n")
+
+
+def markdown_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], title: str | None = None
+) -> str:
+    """A GitHub-flavoured Markdown table: first column left-aligned, numbers right."""
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    rule = "|" + "|".join([":---", *("---:" for _ in header[1:])]) + "|"
+    out = [line(header), rule, *map(line, rows)]
+    if title and title.strip():  # a title's leading newline (a blank line above) is kept
+        lead = "\n" if title.startswith("\n") else ""
+        out = [f"{lead}**{title.strip()}**", "", *out]
+    return "\n".join(out)
 
 
 def _ci(low: float | None, high: float | None) -> str:

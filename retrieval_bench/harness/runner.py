@@ -29,8 +29,12 @@ from retrieval_bench.harness.answers import (
     store_answers,
     write_answers,
 )
-from retrieval_bench.harness.lost import lost_files
-from retrieval_bench.harness.pipeline import PreparedDataset, Progress, prepare_dataset
+from retrieval_bench.harness.pipeline import (
+    PreparedDataset,
+    Progress,
+    prepare_dataset,
+    select_questions,
+)
 from retrieval_bench.harness.stages import (
     StageContext,
     default_rerank_input,
@@ -40,11 +44,14 @@ from retrieval_bench.harness.stages import (
     run_retrievers,
     takes_llm,
 )
+from retrieval_bench.harness.validate import validate_stages
 from retrieval_bench.llm.lazy import SharedProvider
+from retrieval_bench.loads import loads_since
 from retrieval_bench.metrics.retrieval import evaluate_stage, ranked_files
-from retrieval_bench.store.db import ResultsDB, provenance
+from retrieval_bench.store.db import ResultsDB, failure_reason, provenance
+from retrieval_bench.store.runfile import save_run_file
 from retrieval_bench.store.trec import write_run
-from retrieval_bench.types import StageResult
+from retrieval_bench.types import Run, StageResult
 from retrieval_bench.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -91,6 +98,9 @@ class BenchmarkResult:
     every question of every dataset; empty without an ``answerer:`` (SPEC §1.6)."""
     answer_stage: AnswerSection | None = None
     """The answers themselves, their scores and the answer stage's LLM use."""
+    loads: dict[str, float] = field(default_factory=dict)
+    """Seconds spent loading models during the run (the embedding model, the local
+    LLM server), kept out of every stage's seconds; ``load:<name>`` in the timings."""
 
 
 def _git_commit() -> str | None:
@@ -107,31 +117,31 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
+def _stage_inputs(stage: StageResult, stages: Sequence[StageResult]) -> list[Run] | None:
+    """The runs that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
+    if stage.parent in (None, "corpus"):
+        return None
+    if stage.parent == "retrievers":
+        return [s.run for s in stages if s.parent in (None, "corpus")]
+    return [s.run for s in stages if s.name == stage.parent]
+
+
 def _score_dataset(
     ds: PreparedDataset, stages: list[StageResult], cfg: BenchmarkConfig
 ) -> DatasetOutcome:
+    """Every stage's per-query metrics; ``lost`` is ``Lost@table_k`` (the one
+    definition in :mod:`retrieval_bench.metrics.retrieval`)."""
     ks, budgets = cfg.metrics.ks, cfg.metrics.budgets
     outcome = DatasetOutcome(ds, stages, {})
-    retriever_stages = [s for s in stages if s.parent == "corpus"]
-    by_name = {s.name: s for s in stages}
     for stage in stages:
-        metrics = evaluate_stage(stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets)
+        metrics = evaluate_stage(
+            stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets,
+            inputs=_stage_inputs(stage, stages),
+        )  # fmt: skip
         rows = {q: dict(m) for q, m in metrics.per_query.items()}
-        if stage.parent == "corpus":
-            lost = lost_files(stage.run, [], ds.examples, ds.corpus, cfg.candidates)
-        else:
-            parents = (
-                [s.run for s in retriever_stages]
-                if stage.parent == "retrievers"
-                else [by_name[stage.parent].run]
-                if stage.parent in by_name
-                else []
-            )
-            lost = lost_files(
-                stage.run, parents, ds.examples, ds.corpus, cfg.table_k, cfg.candidates
-            )
+        lost = {q: by_k[cfg.table_k] for q, by_k in metrics.lost.items() if cfg.table_k in by_k}
         for qid, row in rows.items():
-            row["lost"] = float(len(lost.get(qid, ())))
+            row["lost"] = row[f"Lost@{cfg.table_k}"]
             row["failed"] = 1.0 if qid in stage.failures else 0.0
         outcome.per_query[stage.name] = rows
         outcome.lost[stage.name] = lost
@@ -216,6 +226,10 @@ def _write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any])
                     "query": ex.query,
                     "gold_files": list(ex.gold_files),
                     "missing_gold": o.prepared.missing_gold.get(ex.id, []),
+                    "missing_gold_reasons": {
+                        p: o.prepared.missing_reasons.get(p, "not in the snapshot")
+                        for p in o.prepared.missing_gold.get(ex.id, [])
+                    },
                     "stages": stages,
                 }
                 fh.write(json.dumps(drill) + "\n")
@@ -269,6 +283,7 @@ def _provenance(cfg: BenchmarkConfig, prepared: Sequence[PreparedDataset]) -> di
             "n_examples": len(p.examples),
             "row_errors": [str(e) for e in p.row_errors],
             "missing_gold": p.missing_gold,
+            "missing_gold_reasons": p.missing_reasons,
             "n_chunks": len(p.corpus.chunks),
             "skipped_files": len(p.corpus.skipped),
             "timings": p.timings,
@@ -350,7 +365,11 @@ def run_benchmark(
     after that is kept, marked ``failed``.
     """
     ws = ws or Workspace.default()
+    validate_stages(cfg)  # stage names and parameters, before any work
     _check_answer_metrics(cfg)
+    for spec in cfg.datasets:  # every dataset's questions, before any is chunked or indexed
+        select_questions(spec)
+    db = ResultsDB(ws.db_path)  # a damaged results database stops the run before any work
     started = time.perf_counter()
     prepared = []
     for spec in cfg.datasets:
@@ -359,21 +378,23 @@ def run_benchmark(
             on_dataset(ds)
         prepared.append(ds)
     prov = _provenance(cfg, prepared)
-    db = ResultsDB(ws.db_path)
     run_id = db.start_run(
         cfg.name,
         config=cfg.model_dump(mode="json"),
         provenance=prov,
         dataset_fingerprint=prov["dataset_fingerprint"],
     )
-    outcomes: list[DatasetOutcome] = []
-    llm_provider = _llm_provider(cfg, ws, prov)
-    need_train_runs = bool(fitted_stage_names(cfg.fusions, "fusions"))
-    fusion_labels = [f.label for f in cfg.fusions]
-    answered: list[DatasetAnswers] = []
-    try:
+    run_dir = ws.results_dir / run_id
+    save_run_file(db, run_id, run_dir)  # a run killed from here on is still in results/
+    stage_order = [s.label for s in cfg.stage_specs()]
+    try:  # from here every way out marks the run: done, failed (with why) or interrupted
+        outcomes: list[DatasetOutcome] = []
+        llm_provider = _llm_provider(cfg, ws, prov)
+        need_train_runs = bool(fitted_stage_names(cfg.fusions, "fusions"))
+        fusion_labels = [f.label for f in cfg.fusions]
+        answered: list[DatasetAnswers] = []
         for ds in prepared:
-            ctx = StageContext(ds, llm_provider)
+            ctx = StageContext(ds, llm_provider, progress)
             retrieved, train_runs = run_retrievers(
                 ctx, cfg.retrievers, cfg.candidates, need_train_runs
             )
@@ -389,7 +410,6 @@ def run_benchmark(
                     answer_dataset(ctx, cfg.answerer, earlier + reranked, cfg.answer_input())
                 )
 
-        stage_order = [s.label for s in cfg.stage_specs()]
         result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
         for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
             result.tables[subset] = _aggregate(outcomes, stage_order, members)
@@ -402,6 +422,7 @@ def run_benchmark(
             result.answer_stage = section
             result.answers = section.aggregates()
         result.seconds = time.perf_counter() - started
+        result.loads = loads_since(started)
         result.out_dir = ws.results_dir / run_id
         _write_outputs(result, result.out_dir, prov)
         for stage in stage_order:
@@ -420,14 +441,19 @@ def run_benchmark(
             db.record_query_metrics(run_id, stage, merged)
         if result.answer_stage is not None:
             store_answers(db, run_id, result.answer_stage)
-    except BaseException:
-        db.finish_run(run_id, "failed", {"total": time.perf_counter() - started})
+        db.update_provenance(run_id, prov)  # the LLM (if any) is known only once it was used
+        timings = _timings(prepared, outcomes)
+        timings.update({f"load:{name}": sec for name, sec in result.loads.items()})
+        if result.answer_stage is not None:
+            timings["stage:answer"] = result.answer_stage.seconds
+        db.finish_run(run_id, "done", {"total": result.seconds, **timings})
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        total = {"total": time.perf_counter() - started}
+        db.finish_run(run_id, status, total, error=failure_reason(exc))
+        save_run_file(db, run_id, run_dir, stage_order)
         raise
-    db.update_provenance(run_id, prov)  # the LLM (if any) is known only once it was used
-    timings = _timings(prepared, outcomes)
-    if result.answer_stage is not None:
-        timings["stage:answer"] = result.answer_stage.seconds
-    db.finish_run(run_id, "done", {"total": result.seconds, **timings})
+    save_run_file(db, run_id, run_dir, stage_order)  # what --rebuild-db reads back
     return result
 
 

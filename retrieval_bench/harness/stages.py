@@ -13,7 +13,12 @@ Wiring conventions (no if/elif per strategy):
 * a stage's ``failures`` and ``artifacts`` attributes (query id → …) are
   copied into its :class:`StageResult`;
 * a stage that raises is recorded as failed for every query, with the
-  reason, and the run goes on (SPEC §7).
+  reason, and the run goes on (SPEC §7);
+* a stage's seconds are its own work: a model that loads while it runs (the
+  embedding model, the local LLM server) is recorded under ``loads``
+  (:mod:`retrieval_bench.loads`), not charged to whichever stage came first;
+* with a ``progress`` reporter, each finished stage prints one line
+  (``[shopapi] bm25  0.4s``) and an LLM stage's calls show as counts with an ETA.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from retrieval_bench.errors import ConfigError, RBenchError
 from retrieval_bench.harness.pipeline import PreparedDataset, _takes_codebase_index
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.llm.lazy import LazyLLM
+from retrieval_bench.llm.reporting import ReportingLLM
+from retrieval_bench.loads import own_seconds
+from retrieval_bench.progress import Progress
 from retrieval_bench.types import Run, StageResult
 
 log = logging.getLogger(__name__)
@@ -51,6 +59,8 @@ class StageContext:
 
     ds: PreparedDataset
     llm_provider: Callable[[], LLM] | None = None
+    progress: Progress | None = None
+    """Where stage lines and LLM-call counts go (None: nowhere)."""
     _llm: LLM | None = field(default=None, init=False)
 
     @property
@@ -61,12 +71,25 @@ class StageContext:
             self._llm = self.llm_provider()
         return self._llm
 
+    def tracked(self, llm: LLM, stage: str) -> LLM:
+        """``llm``, reporting its calls as progress of ``stage`` when there is a reporter."""
+        if self.progress is None:
+            return llm
+        return ReportingLLM(llm, self.progress, f"[{self.ds.spec.name}] {stage}")
+
     def create(self, kind: str, spec: StageSpec, drop: Sequence[str] = ()) -> Any:
         params = {k: v for k, v in spec.params().items() if k not in drop}
         if takes_llm(kind, spec.name):
             # a proxy: the server starts only if the stage really calls the model
-            params["llm"] = LazyLLM(lambda: self.llm)
+            lazy: Any = LazyLLM(lambda: self.llm)  # an LLM, but for mypy's settable fields
+            params["llm"] = self.tracked(lazy, spec.label)
         return registry.create(kind, spec.name, **params)
+
+    def finished(self, result: StageResult) -> StageResult:
+        """Print the stage's line (time, LLM use, loads, failures) and return ``result``."""
+        if self.progress is not None:
+            self.progress.note(stage_line(self.ds.spec.name, result))
+        return result
 
     def stats(self) -> CallStats:
         # a client shared across datasets may exist before this context first used it
@@ -88,28 +111,48 @@ def _finish(
     failures = {q: "no result" for q in queries if q not in run.scores}
     failures.update(getattr(stage, "failures", {}) or {})
     used = ctx.stats().since(before)
-    return StageResult(
+    seconds, loads = own_seconds(t0)
+    result = StageResult(
         label,
         run,
-        time.perf_counter() - t0,
+        seconds,
         llm_calls=used.calls,
         llm_tokens=used.tokens,
         llm_cache_hits=used.cache_hits,
         failures=failures,
         parent=parent,
         artifacts=dict(getattr(stage, "artifacts", {}) or {}),
+        loads=loads,
     )
+    return ctx.finished(result)
+
+
+def stage_line(dataset: str, result: StageResult) -> str:
+    """``[shopapi] dense  0.3s (+ loading embedding model 5.2s)``: one finished stage."""
+    line = f"[{dataset}] {result.name}  {result.seconds:.1f}s"
+    if result.llm_calls or result.llm_cache_hits:
+        line += f", {result.llm_calls} LLM calls, {result.llm_cache_hits} cached"
+    if result.loads:
+        loaded = ", ".join(f"{name} {sec:.1f}s" for name, sec in result.loads.items())
+        line += f" (+ loading {loaded})"
+    if result.failures:
+        reasons = sorted(set(result.failures.values()))
+        line += f"; failed for {len(result.failures)} queries: {reasons[0]}"
+        if len(reasons) > 1:
+            line += f" (+{len(reasons) - 1} other reasons)"
+    return line
 
 
 def _failed(
-    label: str, queries: Sequence[str], exc: Exception, t0: float, parent: str
+    ctx: StageContext, label: str, queries: Sequence[str], exc: Exception, t0: float, parent: str
 ) -> StageResult:
     reason = f"{type(exc).__name__}: {exc}"
     log.warning("stage %s failed: %s", label, reason)
-    return StageResult(
-        label, Run(label), time.perf_counter() - t0, failures=dict.fromkeys(queries, reason),
-        parent=parent,
-    )  # fmt: skip
+    seconds, loads = own_seconds(t0)
+    return ctx.finished(StageResult(
+        label, Run(label), seconds, failures=dict.fromkeys(queries, reason), parent=parent,
+        loads=loads,
+    ))  # fmt: skip
 
 
 def _need_train(ds: PreparedDataset, label: str) -> None:
@@ -176,7 +219,7 @@ def run_retrievers(
                 retriever.fit(ds.train_examples, ds.corpus)
             run = retriever.search(queries, k)
         except STAGE_ERRORS as exc:
-            results.append(_failed(spec.label, list(queries), exc, t0, "corpus"))
+            results.append(_failed(ctx, spec.label, list(queries), exc, t0, "corpus"))
             continue
         results.append(
             _finish(ctx, spec.label, retriever, run, t0, before, "corpus", list(queries))
@@ -204,7 +247,7 @@ def run_fusions(
                 fusion.fit(list(train_runs), ctx.ds.train_examples, ctx.ds.corpus)
             run = fusion.fuse(runs, k)
         except STAGE_ERRORS as exc:
-            results.append(_failed(spec.label, queries, exc, t0, "retrievers"))
+            results.append(_failed(ctx, spec.label, queries, exc, t0, "retrievers"))
             continue
         results.append(_finish(ctx, spec.label, fusion, run, t0, before, "retrievers", queries))
     return results
@@ -237,7 +280,7 @@ def run_rerankers(
             reranker = ctx.create("rerankers", spec, drop=("input",))
             run = reranker.rerank(queries, by_name[source].run, ctx.ds.corpus, k)
         except STAGE_ERRORS as exc:
-            results.append(_failed(spec.label, list(queries), exc, t0, source))
+            results.append(_failed(ctx, spec.label, list(queries), exc, t0, source))
             continue
         result = _finish(ctx, spec.label, reranker, run, t0, before, source, list(queries))
         results.append(result)

@@ -31,13 +31,17 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from retrieval_bench.loads import timed_load
+from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
 from retrieval_bench.workspace import Workspace
+
+_T = TypeVar("_T")
 
 # A hub model name makes sentence-transformers hang ~70 s and fail offline;
 # the toolkit never downloads weights (SPEC §5). Set before it is imported.
@@ -98,11 +102,12 @@ def default_model_path() -> Path:
 def _load_model(path: str, device: str) -> Any:
     """One loaded model per (path, device) per process: the index build and the
     dense retriever's query encoder share it instead of loading it twice."""
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
+    with timed_load("embedding model"):  # not charged to the stage that needed it first
+        from sentence_transformers import SentenceTransformer  # imports torch: seconds
+        from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # its "Loading weights" bar is noise in our tables
-    return SentenceTransformer(path, device=device)
+        hf_logging.disable_progress_bar()  # its "Loading weights" bar is noise in our tables
+        return SentenceTransformer(path, device=device)
 
 
 class SentenceTransformerEmbedder:
@@ -186,21 +191,56 @@ class EmbeddingCache:
 
     Safe to share between processes (WAL journal, busy timeout) and threads
     (one connection behind a lock). Vectors are stored as float32 blobs.
+
+    It is only a cache: a damaged file (truncated, overwritten: ``database disk
+    image is malformed``) is moved aside with one warning and replaced by an
+    empty one, whether the damage shows when opening or on a later read or
+    write; the vectors are then computed again.
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings ("
-            " model TEXT NOT NULL, sha BLOB NOT NULL, dim INTEGER NOT NULL,"
-            " vec BLOB NOT NULL, PRIMARY KEY (model, sha)) WITHOUT ROWID"
-        )
-        self._conn.commit()
+        self._opened: tuple[int, int] | None = None
+        try:
+            self._conn = self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            recover_cache(self.path, self._opened, "embedding cache", exc)
+            self._conn = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
+        self._opened = file_id(self.path)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings ("
+                " model TEXT NOT NULL, sha BLOB NOT NULL, dim INTEGER NOT NULL,"
+                " vec BLOB NOT NULL, PRIMARY KEY (model, sha)) WITHOUT ROWID"
+            )
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _guarded(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``op(connection)`` under the lock; on a damaged file: move it aside (unless
+        another connection already did), reopen, and run ``op`` once more."""
+        with self._lock:
+            try:
+                return op(self._conn)
+            except sqlite3.DatabaseError as exc:
+                if not is_corrupt(exc):
+                    raise
+                self._conn.close()
+                recover_cache(self.path, self._opened, "embedding cache", exc)
+                self._conn = self._connect()
+                return op(self._conn)
 
     @classmethod
     def in_dir(cls, folder: str | Path) -> EmbeddingCache:
@@ -209,19 +249,22 @@ class EmbeddingCache:
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for the hex hashes that are present (absent ones are left out)."""
-        found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(hashes))
-        with self._lock:
+
+        def lookup(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
+            found: dict[str, np.ndarray] = {}
             for start in range(0, len(unique), _LOOKUP_BATCH):
                 part = [bytes.fromhex(h) for h in unique[start : start + _LOOKUP_BATCH]]
                 marks = ",".join("?" * len(part))
-                rows = self._conn.execute(
+                rows = conn.execute(
                     f"SELECT sha, vec FROM embeddings WHERE model = ? AND sha IN ({marks})",
                     [model, *part],
                 ).fetchall()
                 for sha, blob in rows:
                     found[bytes(sha).hex()] = np.frombuffer(blob, dtype=np.float32)
-        return found
+            return found
+
+        return self._guarded(lookup)
 
     def put_many(self, model: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
         """Store one vector per hash (existing keys are kept: a text's vector never changes)."""
@@ -231,22 +274,28 @@ class EmbeddingCache:
         rows = [
             (model, bytes.fromhex(h), int(v.shape[1]), v[i].tobytes()) for i, h in enumerate(hashes)
         ]
-        with self._lock:
-            self._conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (model, sha, dim, vec) VALUES (?, ?, ?, ?)",
-                rows,
-            )
-            self._conn.commit()
+
+        def store(conn: sqlite3.Connection) -> None:
+            try:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO embeddings (model, sha, dim, vec) VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+        self._guarded(store)
 
     def count(self, model: str | None = None) -> int:
-        with self._lock:
+        def counted(conn: sqlite3.Connection) -> int:
             if model is None:
-                row = self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()
-            else:
-                row = self._conn.execute(
-                    "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)
-                ).fetchone()
-        return int(row[0])
+                return int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            sql = "SELECT COUNT(*) FROM embeddings WHERE model = ?"
+            return int(conn.execute(sql, (model,)).fetchone()[0])
+
+        return self._guarded(counted)
 
     def close(self) -> None:
         with self._lock:

@@ -2,7 +2,10 @@
 
 Seed 002 sketches ``CodebaseIndex`` with ``exists``, ``build`` and ``update``
 yielding 0–1 progress, and ``query(query, n)``. Here progress goes to a
-callback (the CLI wraps it in a tqdm bar) and every method is synchronous.
+``(done, total, unit)`` callback with real counts — files chunked, then
+chunks embedded, one report per embedding batch — which the CLI shows as a
+bar with counts and ETA (:mod:`retrieval_bench.progress`); every method is
+synchronous.
 
 Layout under ``uri`` (a local folder, ``lancedb.connect(uri)``): one table
 ``<name>__<build-id>`` per build (every Chunk field as a column, plus
@@ -58,13 +61,17 @@ try:  # advisory file lock on POSIX; elsewhere concurrent builds are not seriali
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-Progress = Callable[[float], None]
+Progress = Callable[[int, int, str], None]
+"""``(done, total, unit)``: ``unit`` is ``"files"`` while chunking, then
+``"chunks embedded"`` (distinct new texts) while embedding."""
 MANIFEST_FORMAT = 1
-EMBED_BATCH = 256
+EMBED_BATCH = 64
+"""Texts per embedder call: one progress report each (the model's own batch size
+is 64, so smaller calls cost no throughput; one call for everything left the
+progress bar frozen for the whole embedding phase)."""
+UNIT_FILES, UNIT_EMBEDDED = "files", "chunks embedded"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _CHUNK_COLUMNS = tuple(f.name for f in dataclasses.fields(Chunk))
-# Share of the 0–1 progress range given to each phase.
-_CHUNK_SHARE, _EMBED_END = 0.2, 0.95
 
 
 @dataclass
@@ -81,11 +88,34 @@ class BuildStats:
     chunks: int = 0
     texts_embedded: int = 0
     """Unique texts sent to the embedder (a ``CachedEmbedder`` may still serve them)."""
+    texts_cached: int = 0
+    """Of ``texts_embedded``, those the embedding cache served (no model call)."""
     chunks_reused: int = 0
     """Rows whose vector came from the previous table without calling the embedder."""
     seconds: float = 0.0
     table: str = ""
     skipped: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, for ``rbench index --json``."""
+        return dataclasses.asdict(self)
+
+    def summary(self) -> list[str]:
+        """Readable lines for ``rbench index``: what was read, chunked, reused and
+        embedded, and how long it took."""
+        chunked = self.files_added + self.files_changed
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
+        return [
+            f"files:  {self.files} seen, {chunked} chunked ({self.files_added} new, "
+            f"{self.files_changed} changed), {self.files_unchanged} unchanged, "
+            f"{self.files_removed} removed{skipped}",
+            f"chunks: {self.chunks} in the index, {self.chunks_reused} reused from the "
+            f"previous index",
+            f"embeddings: {self.texts_embedded} new texts, "
+            f"{self.texts_embedded - self.texts_cached} computed by the model, "
+            f"{self.texts_cached} from the embedding cache",
+            f"{self.mode} took {self.seconds:.1f}s (table {self.table})",
+        ]
 
 
 def _schema(dim: int) -> pa.Schema:
@@ -220,7 +250,7 @@ class CodebaseIndex:
         if not root.is_dir():
             raise IndexBuildError(f"repository {root} is missing or not a folder; check the path")
         started = time.perf_counter()
-        report_fn = progress or (lambda _p: None)
+        report_fn: Progress = progress or (lambda _d, _t, _u: None)
         stats = BuildStats(mode="build" if previous is None else "update")
         report = WalkReport()
         sources = list(iter_source_files(root, report=report, extra_ignore=self.ignore))
@@ -232,7 +262,7 @@ class CodebaseIndex:
         stats.files_added = sum(1 for s in todo if s.path not in old_hashes)
         stats.files_changed = len(todo) - stats.files_added
         stats.files_removed = sum(1 for p in old_hashes if p not in new_hashes)
-        report_fn(0.0)
+        report_fn(0, len(todo), UNIT_FILES)
         if previous is not None and not todo and not stats.files_removed:
             stats.chunks = stats.chunks_reused = previous[1].num_rows  # nothing to do
             stats.table, stats.skipped = previous[0]["table"], dict(previous[0]["skipped"])
@@ -251,7 +281,6 @@ class CodebaseIndex:
                         report.skipped.setdefault(path, why)
             stats.chunks, stats.skipped = table.num_rows, dict(report.skipped)
             stats.table = self._write(table, new_hashes, stats.skipped)
-        report_fn(1.0)
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -268,7 +297,7 @@ class CodebaseIndex:
                 file_chunks = []
             chunks.extend(file_chunks)
             file_of[source.path] = source.sha256
-            report_fn(_CHUNK_SHARE * (i + 1) / len(todo))
+            report_fn(i + 1, len(todo), UNIT_FILES)
         return chunks, file_of
 
     @staticmethod
@@ -293,7 +322,9 @@ class CodebaseIndex:
                 unique[h] = c.text
         stats.chunks_reused += sum(1 for h in hashes if h in reuse)
         stats.texts_embedded = len(unique)
+        hits_before = getattr(self.embedder, "hits", None)
         found = dict(reuse)
+        report_fn(0, len(unique), UNIT_EMBEDDED)
         # Longest first across *all* batches, as encode() sorts within one call:
         # batches of similar length waste no padding (measured in benchmarks/perf).
         keys = sorted(unique, key=lambda h: -len(unique[h]))
@@ -301,8 +332,10 @@ class CodebaseIndex:
             batch = keys[start : start + EMBED_BATCH]
             vecs = np.asarray(self.embedder.embed([unique[h] for h in batch]), dtype=np.float32)
             found.update(zip(batch, vecs, strict=True))
-            done = min(start + EMBED_BATCH, len(keys)) / len(keys)
-            report_fn(_CHUNK_SHARE + (_EMBED_END - _CHUNK_SHARE) * done)
+            report_fn(start + len(batch), len(keys), UNIT_EMBEDDED)
+        hits_after = getattr(self.embedder, "hits", None)
+        if isinstance(hits_before, int) and isinstance(hits_after, int):
+            stats.texts_cached = hits_after - hits_before
         if not chunks:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)

@@ -14,8 +14,13 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
+
+_T = TypeVar("_T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -46,14 +51,21 @@ def request_key(payload: dict[str, Any]) -> str:
 
 
 class ResponseCache:
-    """Thread-safe; WAL mode so several runs may share one file."""
+    """Thread-safe (one connection per thread); WAL mode so several runs may share one file.
+
+    It is only a cache: a damaged file (``database disk image is malformed``)
+    is moved aside with one warning and replaced by an empty one, and the
+    operation that hit the damage is retried there; the calls are then made
+    again. The call log in the damaged file goes with it.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._conn() as c:
-            c.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+        self._generation = 0  # bumped when the file is replaced: every thread reconnects
+        self._guarded(lambda c: None)
 
     @classmethod
     def in_dir(cls, folder: str | Path) -> ResponseCache:
@@ -61,26 +73,59 @@ class ResponseCache:
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        if conn is not None and self._local.generation == self._generation:
+            return conn
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+        generation = self._generation
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        self._local.opened = file_id(self.path)
+        try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA busy_timeout=60000")
-            self._local.conn = conn
+            conn.executescript(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        self._local.conn, self._local.generation = conn, generation
         return conn
 
+    def _guarded(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``op(connection)``; on a damaged file: move it aside (unless another
+        connection already did), reconnect, and run ``op`` once more."""
+        try:
+            return op(self._conn())
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            with self._lock:
+                opened = getattr(self._local, "opened", None)
+                recover_cache(self.path, opened, "LLM response cache", exc)
+                self._generation += 1
+            return op(self._conn())
+
     def get(self, key: str) -> dict[str, Any] | None:
-        row = (
-            self._conn()
-            .execute("SELECT response_json FROM responses WHERE key = ?", (key,))
-            .fetchone()
+        row = self._guarded(
+            lambda c: c.execute(
+                "SELECT response_json FROM responses WHERE key = ?", (key,)
+            ).fetchone()
         )
         return None if row is None else dict(json.loads(row[0]))
 
     def put(self, key: str, model: str, request: dict[str, Any], response: dict[str, Any]) -> None:
-        self._conn().execute(
-            "INSERT OR REPLACE INTO responses (key, model, request_json, response_json, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (key, model, json.dumps(request, sort_keys=True), json.dumps(response), time.time()),
+        self._guarded(
+            lambda c: c.execute(
+                "INSERT OR REPLACE INTO responses "
+                "(key, model, request_json, response_json, created_at) VALUES (?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    json.dumps(request, sort_keys=True),
+                    json.dumps(response),
+                    time.time(),
+                ),
+            )
         )
 
     def log_call(
@@ -93,14 +138,18 @@ class ResponseCache:
         cost: float = 0.0,
         error: str | None = None,
     ) -> None:
-        self._conn().execute(
-            "INSERT INTO calls (at, key, model, latency_s, prompt_tokens, completion_tokens,"
-            " cost, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (time.time(), key, model, latency_s, prompt_tokens, completion_tokens, cost, error),
+        self._guarded(
+            lambda c: c.execute(
+                "INSERT INTO calls (at, key, model, latency_s, prompt_tokens, completion_tokens,"
+                " cost, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (time.time(), key, model, latency_s, prompt_tokens, completion_tokens, cost, error),
+            )
         )
 
     def count(self) -> int:
-        return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        return self._guarded(
+            lambda c: int(c.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        )
 
     def call_count(self, errors: bool | None = None) -> int:
         sql = "SELECT COUNT(*) FROM calls"
@@ -108,4 +157,4 @@ class ResponseCache:
             sql += " WHERE error IS NOT NULL"
         elif errors is False:
             sql += " WHERE error IS NULL"
-        return int(self._conn().execute(sql).fetchone()[0])
+        return self._guarded(lambda c: int(c.execute(sql).fetchone()[0]))

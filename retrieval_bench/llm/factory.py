@@ -9,13 +9,21 @@ from retrieval_bench.config import LLMSpec
 from retrieval_bench.llm.cache import ResponseCache
 from retrieval_bench.llm.client import ClientSettings, LLMClient
 from retrieval_bench.llm.local_server import LocalServer
+from retrieval_bench.loads import timed_load
 from retrieval_bench.workspace import Workspace
 
 
 def make_llm(spec: LLMSpec | None = None, ws: Workspace | None = None) -> LLMClient:
     spec = spec or LLMSpec()
     ws = ws or Workspace.default()
-    base_url = spec.base_url or LocalServer(ws).start().base_url
+    base_url = spec.base_url
+    if base_url is None:
+        server = LocalServer(ws)
+        running = server.running()
+        if running is None:
+            with timed_load("local LLM server"):  # a start takes seconds to minutes
+                running = server.start()
+        base_url = running.base_url
     settings = ClientSettings(
         base_url=base_url,
         model=spec.model,

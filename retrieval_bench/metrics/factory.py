@@ -7,7 +7,7 @@ further keys, passed to the metric's factory as keyword parameters::
     answer_metrics:
       - exact_match
       - {name: token_f1}
-      - {name: bleu, id: bleu2, max_order: 2}
+      - {name: bleu, id: bleu2, max_ngram_order: 2}
       - id: quality                       # name defaults to composite with parts
         aggregation: weighted_mean
         parts:
@@ -17,7 +17,7 @@ further keys, passed to the metric's factory as keyword parameters::
 
 On the command line the same is ``NAME`` or ``NAME:key=value,key=value``
 (values read as YAML, so ``0.5``, ``true`` and ``[1, 2]`` are numbers, bools
-and lists): ``--metric bleu:max_order=2,id=bleu2``.
+and lists): ``--metric bleu:max_ngram_order=2,id=bleu2``.
 
 A metric whose factory has an ``llm`` parameter (an LLM judge) gets
 ``llm=llm_provider()``; the provider is called at most once, and only when
@@ -134,7 +134,7 @@ def _split_top_level(text: str) -> list[str]:
 
 def parse_metric_arg(text: str) -> dict[str, Any]:
     """``NAME`` or ``NAME:key=value,key=value`` -> ``{"name": NAME, key: value, ...}``."""
-    usage = "write NAME or NAME:key=value,key=value (e.g. bleu:max_order=2,id=bleu2)"
+    usage = "write NAME or NAME:key=value,key=value (e.g. bleu:max_ngram_order=2,id=bleu2)"
     name, sep, rest = text.strip().partition(":")
     name = name.strip()
     if not _NAME.match(name):
@@ -286,7 +286,7 @@ def build_metrics(
     if dupes:
         raise ConfigError(
             f"metric labels must be unique; give an 'id' to: {', '.join(dupes)} "
-            "(e.g. bleu:max_order=2,id=bleu2)"
+            "(e.g. bleu:max_ngram_order=2,id=bleu2)"
         )
     llm = _LazyLLM(llm_provider)
     return [_build(s, llm) for s in resolved]

@@ -39,9 +39,15 @@ Chunk and line level (examples with ``gold_spans``)
     ``line_R@k``, ``line_F1@k``, and the same at each budget (``line_F1@8k``).
 
 Attribution ("lost at stage X")
-    Given the parent stage's run, ``Lost@k`` counts gold files in the
-    parent's top k files that this stage's top k no longer has; the files
-    themselves are in :attr:`StageMetrics.lost`.
+    ``Lost@k`` counts the gold files the stage's *input* had that the stage's
+    top k *files* (the same list ``R@k`` reads) do not have; the files
+    themselves are in :attr:`StageMetrics.lost`. A retriever's input is the
+    snapshot (the gold files present in the corpus); any other stage's input
+    is the union of the files of its input runs' whole candidate lists (a
+    fusion: every retriever; a reranker: the stage it reranks). So a lost
+    file is never in the stage's top k, and for a retriever
+    ``Lost@k = |gold in corpus| - hits@k``. Gold files absent from the corpus
+    are never lost: they are reported as missing gold.
 
 Queries of ``examples`` absent from the run score 0 on everything (not
 skipped) and are listed in :attr:`StageMetrics.missing`. Examples without gold
@@ -71,6 +77,7 @@ __all__ = [
     "f1_score",
     "files_run",
     "files_within_budget",
+    "input_files",
     "lost_at_stage",
     "ranked_files",
     "set_prf",
@@ -95,7 +102,8 @@ class StageMetrics:
     unknown_chunks: int = 0
     """Retrieved chunk ids absent from the corpus (skipped when mapping to files)."""
     lost: dict[str, dict[int, list[str]]] = field(default_factory=dict)
-    """query id → k → gold files the parent stage had in its top k and this one dropped."""
+    """query id → k → gold files the stage's input had that its top k files lack
+    (only queries and cut-offs that lost some)."""
 
     @property
     def n_queries(self) -> int:
@@ -159,14 +167,29 @@ def files_within_budget(chunk_ids: Iterable[str], corpus: Corpus, budget: int) -
 
 
 def lost_at_stage(
-    parent_files: Sequence[str], stage_files: Collection[str], gold_files: Collection[str]
+    input_files: Collection[str], stage_top_files: Collection[str], gold_files: Sequence[str]
 ) -> list[str]:
-    """Gold files the parent stage had and this stage dropped (parent's order).
+    """Gold files the stage's input had and its top files do not (in gold order).
 
-    Both lists are taken as given, so cut them at the same k first (SPEC §2).
+    ``input_files`` is everything the stage could have ranked (the corpus for a
+    retriever, the union of its input runs' candidate files otherwise), uncut;
+    ``stage_top_files`` is the stage's own top-k file list. The one definition
+    of "lost" (module docstring); the harness and the reports read it from
+    :func:`evaluate_stage`.
     """
-    gold, kept = set(gold_files), set(stage_files)
-    return [f for f in dict.fromkeys(parent_files) if f in gold and f not in kept]
+    kept = set(stage_top_files)
+    return [f for f in dict.fromkeys(gold_files) if f in input_files and f not in kept]
+
+
+def input_files(inputs: Sequence[Run] | None, query_id: str, corpus: Corpus) -> set[str]:
+    """The files a stage could rank for one query: the corpus when ``inputs`` is
+    None (a retriever), else the union of the input runs' whole file lists."""
+    if inputs is None:
+        return set(corpus.paths)
+    files: set[str] = set()
+    for run in inputs:
+        files.update(ranked_files(ranked_ids(run.scores.get(query_id, {})), corpus))
+    return files
 
 
 def files_run(run: Run, corpus: Corpus, name: str | None = None) -> Run:
@@ -200,13 +223,14 @@ def evaluate_stage(
     corpus: Corpus,
     ks: Sequence[int] = (1, 3, 5, 10),
     budgets: Sequence[int] = (8000,),
-    parent: Run | None = None,
+    inputs: Sequence[Run] | None = None,
     stage: str | None = None,
 ) -> StageMetrics:
     """Score one stage's ``run`` on ``examples`` (module docstring has the definitions).
 
-    ``parent`` is the run of the stage that fed this one; when given, ``Lost@k``
-    and :attr:`StageMetrics.lost` are filled. Pure: reads its inputs only.
+    ``inputs`` are the runs that fed this stage (None: a retriever, fed by the
+    whole corpus); they define ``Lost@k`` and :attr:`StageMetrics.lost`.
+    Pure: reads its inputs only.
     """
     _check_cutoffs(ks, budgets)
     ids = [ex.id for ex in examples]
@@ -250,18 +274,21 @@ def evaluate_stage(
         ).reshape(n, 3)
         arrays[f"P@{lab}"], arrays[f"R@{lab}"], arrays[f"F1@{lab}"] = prf.T
 
-    # lost at this stage
+    # lost at this stage: what its input had and its top k files do not
     lost: dict[str, dict[int, list[str]]] = {}
-    if parent is not None:
-        for k in ks:
-            arrays[f"Lost@{k}"] = np.zeros(n, dtype=np.float64)
-        for i, ex in enumerate(examples):
-            pfiles = ranked_files(ranked_ids(parent.scores.get(ex.id, empty)), corpus)
-            lost[ex.id] = {
-                k: lost_at_stage(pfiles[:k], file_lists[i][:k], ex.gold_files) for k in ks
-            }
-            for k in ks:
-                arrays[f"Lost@{k}"][i] = len(lost[ex.id][k])
+    for k in ks:
+        arrays[f"Lost@{k}"] = np.zeros(n, dtype=np.float64)
+    corpus_files = set(corpus.paths) if inputs is None else None
+    for i, ex in enumerate(examples):
+        if not ex.gold_files:
+            continue
+        had = corpus_files if corpus_files is not None else input_files(inputs, ex.id, corpus)
+        lost_k = {k: lost_at_stage(had, file_lists[i][:k], ex.gold_files) for k in ks}
+        lost_k = {k: files for k, files in lost_k.items() if files}
+        if lost_k:
+            lost[ex.id] = lost_k
+            for k, files in lost_k.items():
+                arrays[f"Lost@{k}"][i] = len(files)
 
     per_query: dict[str, dict[str, float]] = {q: {} for q in ids}
     sums: dict[str, float] = {}

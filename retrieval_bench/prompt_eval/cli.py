@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from retrieval_bench.progress import ProgressReporter
 from retrieval_bench.workspace import Workspace
 
 EXIT_OK, EXIT_GATE_FAILED = 0, 1
@@ -28,12 +29,12 @@ EXIT_OK, EXIT_GATE_FAILED = 0, 1
 
 def add_parser(sub: Any, func: Callable[[argparse.Namespace], int]) -> None:
     """Add the ``prompts`` subcommand tree to the ``rbench`` parser."""
-    p = sub.add_parser("prompts", help="evaluate prompt templates against ground truth (SPEC §4)")
+    p = sub.add_parser("prompts", help="evaluate prompt templates against ground truth")
     psub = p.add_subparsers(dest="prompts_cmd", required=True)
 
     ls = psub.add_parser("list", help="use cases, or one use case's prompts and rows")
-    ls.add_argument("use_case", nargs="?")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("use_case", nargs="?", help="show this use case's prompts and rows")
+    ls.add_argument("--json", action="store_true", help="print JSON")
 
     r = psub.add_parser("run", help="run a use case's prompts and print the sorted table")
     r.add_argument("use_case", help="registered name, package.module:Class or file.py:Class")
@@ -44,21 +45,21 @@ def add_parser(sub: Any, func: Callable[[argparse.Namespace], int]) -> None:
     r.add_argument("--model", default="smollm2", help="model for prompts that name none")
     r.add_argument("--no-record", action="store_true", help="do not keep this run in history")
     r.add_argument("--gate", action="store_true", help="exit 1 if a prompt is significantly worse")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--json", action="store_true", help="print the run as JSON (no progress)")
 
     h = psub.add_parser("history", help="stored runs per prompt, with the change of score")
-    h.add_argument("use_case", nargs="?")
+    h.add_argument("use_case", nargs="?", help="only this use case (default: all)")
     h.add_argument("--prompt", help="only this prompt")
     h.add_argument("--edits", action="store_true", help="list the prompt edits instead of runs")
-    h.add_argument("--json", action="store_true")
+    h.add_argument("--json", action="store_true", help="print JSON")
 
     for name, helptext in (("import", "read rows or prompts (all or nothing)"),
                            ("export", "write rows or prompts")):  # fmt: skip
         s = psub.add_parser(name, help=helptext)
-        s.add_argument("use_case")
-        s.add_argument("kind", choices=["rows", "prompts"])
+        s.add_argument("use_case", help="registered name, package.module:Class or file.py:Class")
+        s.add_argument("kind", choices=["rows", "prompts"], help="ground-truth rows or prompts")
         if name == "import":
-            s.add_argument("file")
+            s.add_argument("file", help="JSON, JSONL or CSV file to read")
             s.add_argument("--replace", action="store_true", help="delete items not in the file")
         else:
             s.add_argument("--out", help="file to write (default: stdout)")
@@ -87,22 +88,27 @@ def _preview(value: Any, width: int = 48) -> str:
 
 
 def _list(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
-    from retrieval_bench.prompt_eval.io import ensure_examples
+    from retrieval_bench.prompt_eval.io import ensure_examples, use_case_summaries
     from retrieval_bench.prompt_eval.report import aligned
-    from retrieval_bench.prompt_eval.usecase import get_use_case, use_case_names
+    from retrieval_bench.prompt_eval.usecase import get_use_case
 
     if not args.use_case:
-        names = sorted({*use_case_names(), *store.use_cases()})
-        info = []
-        for name in names:
-            stored_rows, stored_prompts = store.rows(name), store.prompts(name)
-            info.append((name, len(stored_rows), len(stored_prompts), store.baseline(name)))
+        # a shipped use case not used yet is listed with its bundled examples' sizes
+        # and marked so, instead of looking like empty user data
+        info = use_case_summaries(store)
         if args.json:
-            keys = ("use_case", "rows", "prompts", "baseline")
-            print(json.dumps([dict(zip(keys, i, strict=True)) for i in info]))
+            keys = ("name", "rows", "prompts", "baseline", "shipped")
+            listing = [{k: getattr(i, k) for k in keys} for i in info]
+            print(json.dumps([{"use_case": d.pop("name"), **d} for d in listing]))
             return EXIT_OK
-        rows = [[n, str(r), str(p), b or "-"] for n, r, p, b in info]
-        print(aligned(["use case", "rows", "prompts", "baseline"], rows, left=1))
+        rows = [[i.name, "shipped (not loaded yet)" if i.shipped else "stored", str(i.rows),
+                 str(i.prompts), i.baseline or "-"] for i in info]  # fmt: skip
+        print(aligned(["use case", "data", "rows", "prompts", "baseline"], rows, left=2))
+        if any(i.shipped for i in info):
+            print(
+                "\nshipped examples are loaded on a use case's first use: "
+                "rbench prompts list USE_CASE, rbench prompts run USE_CASE or the web lab"
+            )
         return EXIT_OK
     uc = get_use_case(args.use_case)
     ensure_examples(store, uc)
@@ -144,22 +150,20 @@ def _run(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
     from retrieval_bench.prompt_eval.usecase import get_use_case
 
     uc = get_use_case(args.use_case)
-    llm = factory.make_llm(LLMSpec(base_url=args.base_url, model=args.model), ws)
-
-    def progress(name: str, fraction: float) -> None:
-        if not args.json:
-            print(f"  {name} done ({fraction:.0%} of prompts)", file=sys.stderr)
-
-    run = run_use_case(
-        uc,
-        llm,
-        store,
-        only=args.prompt,
-        baseline=args.baseline,
-        alpha=args.alpha,
-        record=not args.no_record,
-        progress=progress,
-    )
+    # rows done per prompt, with an ETA, on stderr (a bar on a terminal, else a line
+    # every few seconds); --json keeps quiet. Starting the local model shows as well.
+    with ProgressReporter(enabled=not args.json) as reporter:
+        llm = factory.make_llm(LLMSpec(base_url=args.base_url, model=args.model), ws)
+        run = run_use_case(
+            uc,
+            llm,
+            store,
+            only=args.prompt,
+            baseline=args.baseline,
+            alpha=args.alpha,
+            record=not args.no_record,
+            reporter=reporter,
+        )
     print(json.dumps(run_to_json(run)) if args.json else format_run(uc, run))
     worse = [c for c in run.comparisons.values() if c.verdict == "worse" and c.significant]
     if args.gate and worse:

@@ -24,6 +24,7 @@ import csv
 import io as _io
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -204,6 +205,45 @@ def ensure_examples(store: PromptStore, use_case: UseCase) -> bool:
     if marked or ex.baseline:
         store.set_baseline(use_case.name, str(marked or ex.baseline))
     return True
+
+
+@dataclass(frozen=True)
+class UseCaseSummary:
+    """One line of a use-case listing (``rbench prompts list``, the web lab's index)."""
+
+    name: str
+    rows: int
+    prompts: int
+    baseline: str | None
+    shipped: bool
+    """True when nothing is stored yet and the counts are those of the bundled
+    examples, which :func:`ensure_examples` loads on the use case's first use."""
+
+
+def use_case_summaries(store: PromptStore) -> list[UseCaseSummary]:
+    """Every registered or stored use case with its stored rows, prompts and baseline.
+
+    A registered use case that ships examples but has never stored anything is
+    listed with the examples' sizes and ``shipped=True``, without loading them:
+    listing writes nothing, and a fresh workspace does not look like one whose
+    user data is empty.
+    """
+    from retrieval_bench.prompt_eval.usecase import get_use_case, use_case_names
+
+    registered = set(use_case_names())
+    out = []
+    for name in sorted(registered | set(store.use_cases())):
+        uc = get_use_case(name) if name in registered else None
+        ex = uc.examples if uc is not None else None
+        if uc is not None and ex is not None and not store.has_data(name):
+            rows = read_rows(ex.rows, uc)
+            prompts, marked = read_prompts(ex.prompts, uc)
+            baseline = marked or ex.baseline
+            out.append(UseCaseSummary(name, len(rows), len(prompts), baseline, True))
+        else:
+            out.append(UseCaseSummary(name, len(store.rows(name)), len(store.prompts(name)),
+                                      store.baseline(name), False))  # fmt: skip
+    return out
 
 
 # --------------------------------------------------------------- export

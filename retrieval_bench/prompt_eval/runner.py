@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.llm.base import LLM, Completion, LLMError
+from retrieval_bench.llm.reporting import ReportingLLM
+from retrieval_bench.progress import Progress as Reporter
 from retrieval_bench.prompt_eval.compare import compare_to_baseline
 from retrieval_bench.prompt_eval.errors import InvalidRowError, NotFoundError, PromptEvalError
 from retrieval_bench.prompt_eval.records import (
@@ -36,7 +38,7 @@ from retrieval_bench.prompt_eval.template import build_request, check_prompt
 from retrieval_bench.prompt_eval.usecase import UseCase
 
 Progress = Callable[[str, float], None]
-"""``(prompt name, fraction of prompts done)``."""
+"""``(prompt name, fraction of prompts done)``: called once per finished prompt."""
 
 
 def score_reply(
@@ -99,8 +101,13 @@ def run_prompts(
     baseline: str | None = None,
     alpha: float = 0.05,
     progress: Progress | None = None,
+    reporter: Reporter | None = None,
 ) -> EvaluationRun:
     """Evaluate every prompt on every valid row; ``baseline`` defaults to the first prompt.
+
+    ``progress`` hears of each finished prompt; ``reporter`` (e.g. the CLI's
+    :class:`~retrieval_bench.progress.ProgressReporter`) of each finished row, as
+    counts with an ETA, plus one line per prompt.
 
     Prompts are checked first (unknown variable, bad parameters → error, no
     model call); rows that fail validation are skipped and reported."""
@@ -123,7 +130,12 @@ def run_prompts(
     t0 = time.perf_counter()
     results: list[PromptResult] = []
     for i, prompt in enumerate(prompts):
-        replies = llm.chat_many([build_request(prompt, row.variables) for row, _ in valid])
+        started = time.perf_counter()
+        asker: LLM = llm
+        if reporter is not None:
+            label = f"prompt {prompt.name} ({i + 1}/{len(prompts)})"
+            asker = ReportingLLM(llm, reporter, label, unit="rows")
+        replies = asker.chat_many([build_request(prompt, row.variables) for row, _ in valid])
         outcomes = tuple(
             score_reply(use_case, row, truth, reply)
             for (row, truth), reply in zip(valid, replies, strict=True)
@@ -131,6 +143,12 @@ def run_prompts(
         results.append(PromptResult(prompt, count_matches(use_case, outcomes), outcomes))
         if progress is not None:
             progress(prompt.name, (i + 1) / len(prompts))
+        if reporter is not None:
+            failed = sum(o.error is not None for o in outcomes)
+            reporter.note(
+                f"prompt {prompt.name}: {len(outcomes)} rows, {failed} failed, "
+                f"{time.perf_counter() - started:.1f}s"
+            )
     ranked = use_case.sort(results)
     if sorted(r.name for r in ranked) != sorted(names):
         raise PromptEvalError(
@@ -168,6 +186,7 @@ def run_use_case(
     record: bool = True,
     load_examples: bool = True,
     progress: Progress | None = None,
+    reporter: Reporter | None = None,
 ) -> EvaluationRun:
     """Run a stored use case (all prompts, or ``only`` these plus the baseline) and,
     with ``record``, keep the run in the store's history. A use case with nothing
@@ -192,5 +211,6 @@ def run_use_case(
         baseline=baseline,
         alpha=alpha,
         progress=progress,
+        reporter=reporter,
     )
     return record_run(store, run) if record else run

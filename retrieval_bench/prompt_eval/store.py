@@ -83,6 +83,10 @@ class PromptStore(SQLiteFile):
     what = "prompt store"
     error = PromptEvalError
     version_table = "pe_schema_version"
+    corrupt_hint = (  # it shares the results database's file
+        "run `rbench runs --rebuild-db` to move it aside and rebuild it (the prompt lab's "
+        "tables are copied over where still readable)"
+    )
 
     @classmethod
     def for_workspace(cls, ws: Workspace) -> PromptStore:

@@ -27,6 +27,7 @@ from typing import Any
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.loads import timed_load
 from retrieval_bench.registry import register
 from retrieval_bench.reranking.common import (
     gather_candidates,
@@ -46,11 +47,12 @@ ENV = "RBENCH_CROSS_ENCODER"
 @functools.lru_cache(maxsize=2)
 def _load(path: str, device: str, max_length: int | None) -> Any:
     """One loaded model per (path, device, max_length) per process."""
-    from sentence_transformers import CrossEncoder
-    from transformers.utils import logging as hf_logging
+    with timed_load("cross-encoder model"):  # kept out of the reranker's own seconds
+        from sentence_transformers import CrossEncoder
+        from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
-    return CrossEncoder(path, device=device, max_length=max_length, local_files_only=True)
+        hf_logging.disable_progress_bar()
+        return CrossEncoder(path, device=device, max_length=max_length, local_files_only=True)
 
 
 @register("rerankers", "cross-encoder")

@@ -8,8 +8,15 @@ command and the web UI read. Design points:
   starts with ``BEGIN IMMEDIATE`` so a writer waits for the lock up front
   instead of failing on a read→write upgrade.
 - **Atomicity.** Each public write is one transaction; a crash mid-run
-  leaves earlier runs (and the earlier parts of this one) intact, and the
-  crashed run stays ``running`` so it can be told apart.
+  leaves earlier runs (and the earlier parts of this one) intact.
+- **Run states.** ``running`` → ``done`` | ``failed`` (with the reason in
+  ``error``) | ``interrupted`` (Ctrl-C). A run records its owner process
+  (:mod:`retrieval_bench.store.owner`); one still ``running`` whose owner is
+  gone from this host (``kill -9``, crash) is read back — and stored — as
+  ``interrupted``.
+- **Damage.** A corrupt file raises :class:`CorruptDBError` naming the file
+  and ``rbench runs --rebuild-db`` (:mod:`retrieval_bench.store.rebuild`
+  rebuilds it from ``results/``).
 - **Migrations.** ``schema_version`` records each applied migration of the
   ordered :data:`MIGRATIONS`; opening a store applies the missing ones, once,
   under the write lock (idempotent, safe when two processes open together).
@@ -27,11 +34,13 @@ import math
 import secrets
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from retrieval_bench.errors import RBenchError
+from retrieval_bench.store.corrupt import CorruptDBError
+from retrieval_bench.store.owner import current_owner, describe_owner, owner_alive
 from retrieval_bench.store.provenance import provenance
 from retrieval_bench.store.schema import MIGRATIONS
 from retrieval_bench.store.sqlite import SQLiteFile
@@ -39,20 +48,29 @@ from retrieval_bench.types import StageResult
 
 __all__ = [
     "MIGRATIONS",
+    "CorruptDBError",
     "ResultsDB",
     "ResultsDBError",
+    "RunInProgressError",
     "RunRecord",
     "StageInfo",
     "UnknownRunError",
+    "failure_reason",
     "new_run_id",
     "provenance",
 ]
 
-RUN_STATUSES = ("running", "done", "failed")
+RUN_STATUSES = ("running", "done", "failed", "interrupted")
+FINISHED_BADLY = ("failed", "interrupted")
+"""Statuses ``rbench runs --prune`` deletes."""
 
 
 class ResultsDBError(RBenchError):
     """The results database cannot be opened or is asked for something it lacks."""
+
+
+class RunInProgressError(ResultsDBError):
+    """The run is still being written by a live process (or one this host cannot check)."""
 
 
 class UnknownRunError(ResultsDBError, KeyError):
@@ -74,6 +92,10 @@ class RunRecord:
     dataset_fingerprint: str | None
     timings: dict[str, Any]
     notes: str | None
+    error: str | None = None
+    """Why the run failed or was interrupted (one line); None when it did not."""
+    owner: dict[str, Any] | None = None
+    """The process that ran it: host, pid, process token (see ``store.owner``)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +117,19 @@ def new_run_id(when: datetime | None = None) -> str:
     return f"{(when or _now()):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
+def failure_reason(exc: BaseException) -> str:
+    """One line for ``runs.error``: our own errors already explain themselves; any
+    other exception is prefixed with its type (``KeyError: 'x'`` says more than ``'x'``)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    text = " ".join(str(exc).split())
+    if isinstance(exc, RBenchError) and text:
+        return text
+    if isinstance(exc, KeyError) and exc.args:
+        text = repr(exc.args[0])
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _num(v: float | None) -> float | None:
     return None if v is None or math.isnan(float(v)) else float(v)
 
@@ -112,6 +147,7 @@ class ResultsDB(SQLiteFile):
 
     what = "results database"
     error = ResultsDBError
+    corrupt_hint = "run `rbench runs --rebuild-db` to move it aside and rebuild it from results/"
 
     def migrations(self) -> Sequence[Sequence[str]]:
         return MIGRATIONS  # read at call time (tests extend the module's list)
@@ -124,16 +160,19 @@ class ResultsDB(SQLiteFile):
         dataset_fingerprint: str | None = None,
         notes: str | None = None,
         run_id: str | None = None,
+        owner: Mapping[str, Any] | None = None,
     ) -> str:
-        """Insert a ``running`` run and return its id (generated unless given)."""
+        """Insert a ``running`` run and return its id (generated unless given).
+        ``owner`` defaults to this process (see :mod:`retrieval_bench.store.owner`)."""
+        owner_json = json.dumps(dict(owner if owner is not None else current_owner()))
         for _ in range(5):
             rid = run_id or new_run_id()
             try:
                 with self.transaction() as c:
                     c.execute(
                         "INSERT INTO runs (id, name, created_at, status, config_json, "
-                        "provenance_json, dataset_fingerprint, notes) "
-                        "VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
+                        "provenance_json, dataset_fingerprint, notes, owner_json) "
+                        "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",
                         (
                             rid,
                             name,
@@ -142,6 +181,7 @@ class ResultsDB(SQLiteFile):
                             json.dumps(dict(provenance or {}), sort_keys=True, default=str),
                             dataset_fingerprint,
                             notes,
+                            owner_json,
                         ),
                     )
                 return rid
@@ -230,15 +270,27 @@ class ResultsDB(SQLiteFile):
         return len(rows)
 
     def finish_run(
-        self, run_id: str, status: str = "done", timings: Mapping[str, Any] | None = None
+        self,
+        run_id: str,
+        status: str = "done",
+        timings: Mapping[str, Any] | None = None,
+        error: str | None = None,
     ) -> None:
-        """Mark a run ``done`` or ``failed`` and store its timings."""
-        if status not in RUN_STATUSES:
-            raise ResultsDBError(f"run status must be one of {RUN_STATUSES}, got {status!r}")
+        """Mark a run ``done``, ``failed`` or ``interrupted``; store its timings and,
+        for a run that did not succeed, the one-line reason ``error``."""
+        if status not in RUN_STATUSES or status == "running":
+            raise ResultsDBError(f"run status must be one of {RUN_STATUSES[1:]}, got {status!r}")
         with self.transaction() as c:
             cur = c.execute(
-                "UPDATE runs SET status = ?, finished_at = ?, timings_json = ? WHERE id = ?",
-                (status, _now().isoformat(), json.dumps(dict(timings or {}), default=str), run_id),
+                "UPDATE runs SET status = ?, finished_at = ?, timings_json = ?, error = ? "
+                "WHERE id = ?",
+                (
+                    status,
+                    _now().isoformat(),
+                    json.dumps(dict(timings or {}), default=str),
+                    error,
+                    run_id,
+                ),
             )
             if cur.rowcount == 0:
                 raise UnknownRunError(f"no run {run_id!r} in {self.path}")
@@ -259,19 +311,37 @@ class ResultsDB(SQLiteFile):
 
     _RUN_COLS = (
         "id, name, created_at, finished_at, status, config_json, provenance_json, "
-        "dataset_fingerprint, timings_json, notes"
+        "dataset_fingerprint, timings_json, notes, error, owner_json"
     )
 
-    @staticmethod
-    def _record(row: tuple[Any, ...]) -> RunRecord:
-        rid, name, created, finished, status, cfg, prov, fp, timings, notes = row
-        return RunRecord(
+    def _record(self, row: tuple[Any, ...]) -> RunRecord:
+        rid, name, created, finished, status, cfg, prov, fp, timings, notes, error, owner = row
+        rec = RunRecord(
             rid, name, created, finished, status,
             json.loads(cfg), json.loads(prov), fp, json.loads(timings), notes,
+            error, json.loads(owner) if owner else None,
         )  # fmt: skip
+        return self._settle(rec)
+
+    def _settle(self, rec: RunRecord) -> RunRecord:
+        """A ``running`` run whose owner process is gone from this host is ``interrupted``:
+        stored as such (when the store is writable) and returned so."""
+        if rec.status != "running" or owner_alive(rec.owner) is not False:
+            return rec
+        error = f"{describe_owner(rec.owner)} ended before the run finished: killed or crashed"
+        try:
+            with self.transaction() as c:
+                c.execute(
+                    "UPDATE runs SET status = 'interrupted', error = ? "
+                    "WHERE id = ? AND status = 'running'",
+                    (error, rec.id),
+                )
+        except sqlite3.OperationalError:  # read-only or locked: still report it truthfully
+            pass
+        return replace(rec, status="interrupted", error=error)
 
     def list_runs(self) -> list[RunRecord]:
-        """All runs, newest first."""
+        """All runs, newest first (stale ``running`` ones as ``interrupted``)."""
         rows = self.query(f"SELECT {self._RUN_COLS} FROM runs ORDER BY created_at DESC, id DESC")
         return [self._record(r) for r in rows]
 
@@ -280,6 +350,11 @@ class ResultsDB(SQLiteFile):
         if not rows:
             raise UnknownRunError(f"no run {run_id!r} in {self.path}")
         return self._record(rows[0])
+
+    def run_alive(self, run: RunRecord) -> bool | None:
+        """For a ``running`` run: whether its process still runs (None: cannot tell,
+        e.g. another host's run or one recorded before owners were)."""
+        return owner_alive(run.owner) if run.status == "running" else False
 
     def _require(self, run_id: str) -> None:
         if not self.query("SELECT 1 FROM runs WHERE id = ?", (run_id,)):

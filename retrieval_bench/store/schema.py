@@ -5,10 +5,11 @@ lacks, in order, and records each in ``schema_version``. Append new
 migrations at the end; never edit an applied one.
 
 Tables: ``runs`` (one row per benchmark run, with its resolved config,
-provenance, dataset fingerprint and timings), ``stage_info`` (per stage:
-parent stage, seconds, LLM calls/tokens, failures), ``stage_metrics``
-(aggregate metric per stage and subset such as ``all`` or
-``leaks_path=false``), ``query_metrics`` (per query) and ``failures``.
+provenance, dataset fingerprint, timings, failure reason and owner
+process), ``stage_info`` (per stage: parent stage, seconds, LLM
+calls/tokens, failures), ``stage_metrics`` (aggregate metric per stage and
+subset such as ``all`` or ``leaks_path=false``), ``query_metrics`` (per
+query) and ``failures``.
 """
 
 from __future__ import annotations
@@ -62,6 +63,34 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             reason TEXT NOT NULL,
             PRIMARY KEY (run_id, stage, query_id)
         ) WITHOUT ROWID""",
+        "CREATE INDEX runs_by_created ON runs (created_at)",
+    ),
+    # 2: why a run failed (``error``), which process runs it (``owner_json``: host,
+    # pid, process start token, to tell a killed run from a live one) and the
+    # status ``interrupted``. SQLite cannot alter a CHECK constraint, so ``runs``
+    # is rebuilt (foreign keys are off while migrating; the children keep their rows).
+    (
+        """CREATE TABLE runs_v2 (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+            config_json TEXT NOT NULL DEFAULT '{}',
+            provenance_json TEXT NOT NULL DEFAULT '{}',
+            dataset_fingerprint TEXT,
+            timings_json TEXT NOT NULL DEFAULT '{}',
+            notes TEXT,
+            error TEXT,
+            owner_json TEXT
+        )""",
+        "INSERT INTO runs_v2 (id, name, created_at, finished_at, status, config_json, "
+        "provenance_json, dataset_fingerprint, timings_json, notes) "
+        "SELECT id, name, created_at, finished_at, status, config_json, provenance_json, "
+        "dataset_fingerprint, timings_json, notes FROM runs",
+        "DROP TABLE runs",
+        "ALTER TABLE runs_v2 RENAME TO runs",
         "CREATE INDEX runs_by_created ON runs (created_at)",
     ),
 )

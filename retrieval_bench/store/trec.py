@@ -8,10 +8,19 @@ Qrels file, one line per judgement::
 
     qid 0 docid relevance
 
-Fields are separated by whitespace, so query ids, doc ids and the tag must not
-contain any; chunk ids such as ``src/a.py:10-42:3f2a`` (``:`` and ``-``) are
-fine. Writing a field with whitespace raises :class:`TrecFormatError` rather
-than producing a file trec_eval would misread.
+Fields are separated by whitespace, yet query ids, doc ids and tags may hold
+some: chunk ids start with the file's path (``my dir/a b.py:10-42:3f2a``),
+and query ids and stage labels come from the user. So every id and tag is
+written *encoded*: each whitespace character (anything ``str.isspace``
+accepts, Unicode spaces included) and each ``%`` becomes the
+percent-encoding of its UTF-8 bytes (``' '`` → ``%20``, ``'\t'`` → ``%09``,
+``'%'`` → ``%25``, no-break space → ``%C2%A0``); every other character,
+non-ASCII letters included, is written as is (UTF-8). Reading decodes with
+:func:`urllib.parse.unquote`, so a round trip gives back the original ids,
+and ids without whitespace or ``%`` (``src/a.py:10-42:3f2a``) read the same
+in trec_eval, which never decodes. Use :func:`encode_id` / :func:`decode_id`
+to match ids in these files by hand. An empty id or tag cannot be written and
+raises :class:`TrecFormatError`.
 
 Ranks are written in :meth:`Run.ranked` order (score descending, ties by
 ascending id) and scores with ``repr`` so that reading gives back the exact
@@ -21,28 +30,43 @@ score), and rejects a document listed twice for one query.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.types import Run
 
-__all__ = ["TrecFormatError", "read_qrels", "read_run", "write_qrels", "write_run"]
-
-_WS = re.compile(r"\s")
+__all__ = [
+    "TrecFormatError",
+    "decode_id",
+    "encode_id",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+]
 
 
 class TrecFormatError(RBenchError, ValueError):
     """A TREC run or qrels file (or a value to be written to one) is malformed."""
 
 
+def encode_id(value: str) -> str:
+    """``value`` as one whitespace-free TREC field: whitespace and ``%`` percent-encoded."""
+    return "".join(quote(c, safe="") if c == "%" or c.isspace() else c for c in value)
+
+
+def decode_id(field: str) -> str:
+    """The original id of a field written by :func:`encode_id`."""
+    return unquote(field)
+
+
 def _field(kind: str, value: str) -> str:
-    if not value or _WS.search(value):
-        raise TrecFormatError(
-            f"{kind} {value!r} is empty or contains whitespace, which TREC files cannot hold"
-        )
-    return value
+    """``value`` encoded for a TREC file; an empty value cannot be written."""
+    if not value:
+        raise TrecFormatError(f"{kind} is empty, which TREC files cannot hold")
+    return encode_id(value)
 
 
 def write_run(path: str | Path, run: Run, tag: str | None = None, k: int | None = None) -> int:
@@ -53,9 +77,9 @@ def write_run(path: str | Path, run: Run, tag: str | None = None, k: int | None 
     tag = _field("run tag", tag if tag is not None else run.name)
     lines: list[str] = []
     for qid in run.query_ids():
-        _field("query id", qid)
+        q = _field("query id", qid)
         for rank, (docid, score) in enumerate(run.ranked(qid, k), start=1):
-            lines.append(f"{qid} Q0 {_field('doc id', docid)} {rank} {score!r} {tag}\n")
+            lines.append(f"{q} Q0 {_field('doc id', docid)} {rank} {score!r} {tag}\n")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
         fh.writelines(lines)
@@ -79,7 +103,8 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     """Read a TREC run file. ``name`` defaults to the file's tag (if it has one tag)."""
     scores: dict[str, dict[str, float]] = {}
     tags: set[str] = set()
-    for lineno, (qid, _q0, docid, _rank, score, tag) in _rows(path, 6, "run"):
+    for lineno, (q, _q0, d, _rank, score, tag) in _rows(path, 6, "run"):
+        qid, docid = decode_id(q), decode_id(d)
         try:
             value = float(score)
         except ValueError:
@@ -88,7 +113,7 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
         if docid in docs:
             raise TrecFormatError(f"{path}:{lineno}: doc {docid!r} repeated for query {qid!r}")
         docs[docid] = value
-        tags.add(tag)
+        tags.add(decode_id(tag))
     if name is None:
         name = tags.pop() if len(tags) == 1 else Path(path).stem
     return Run(name, scores)
@@ -112,7 +137,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     for lineno, (qid, _iter, docid, rel) in _rows(path, 4, "qrels"):
         try:
-            qrels.setdefault(qid, {})[docid] = int(rel)
+            qrels.setdefault(decode_id(qid), {})[decode_id(docid)] = int(rel)
         except ValueError:
             raise TrecFormatError(f"{path}:{lineno}: relevance {rel!r} is not an integer") from None
     return qrels

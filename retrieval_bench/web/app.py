@@ -3,11 +3,14 @@
 
 Run it with ``rbench serve`` (uvicorn on 127.0.0.1). Everything is server-rendered;
 one CSS and one JS file come from the package (no CDN: the machine may be offline).
-The LLM for prompt runs is made lazily from ``LLMSpec``; tests inject one.
+The LLM for prompt runs is made lazily from ``LLMSpec``; tests inject one. An error
+in any route is answered with a readable page (JSON under ``/api/``) naming what
+failed, the file involved and what to do (:mod:`.errors`).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,22 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException
 
+from retrieval_bench.errors import RBenchError
 from retrieval_bench.prompt_eval.errors import (
     ImportFormatError,
     InvalidPromptError,
     InvalidRowError,
-    NotFoundError,
-    PromptEvalError,
-    StaleWriteError,
-    UnknownUseCaseError,
 )
 from retrieval_bench.prompt_eval.records import Prompt, Row
 from retrieval_bench.prompt_eval.store import PromptStore
 from retrieval_bench.prompt_eval.usecase import UseCase, get_use_case
-from retrieval_bench.store.db import UnknownRunError
-from retrieval_bench.web import lab, runs
+from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.web import errors, lab, runs
 from retrieval_bench.web.jobs import Job, JobRegistry
 from retrieval_bench.workspace import Workspace
 
@@ -74,20 +76,42 @@ def create_app(ws: Workspace, llm: LLMProvider | None = None) -> FastAPI:
     def html(body: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(body, status_code=status)
 
-    @app.exception_handler(UnknownRunError)
-    async def unknown_run(request: Request, exc: UnknownRunError) -> Response:
+    async def failure(request: Request, exc: Exception) -> Response:
+        """Any error of a route: a readable page (JSON under /api/), see :mod:`.errors`."""
+        what = errors.describe(exc, ws, f"{request.method} {request.url.path}")
         if request.url.path.startswith("/api/"):
-            return _error(404, str(exc))
-        return html(runs.not_found_page(str(exc)), 404)
+            message = what.what if what.file is None or what.file in what.what else (
+                f"{what.what} ({what.file})")  # fmt: skip
+            return _error(what.status, message)
+        return html(errors.render(what), what.status)
 
-    @app.exception_handler(PromptEvalError)
-    async def prompt_error(request: Request, exc: PromptEvalError) -> Response:
-        status = 409 if isinstance(exc, StaleWriteError) else 400
-        if isinstance(exc, NotFoundError | UnknownUseCaseError):
-            status = 404
+    # our own errors, SQLite's and file errors are answered here; anything else
+    # reaches the catch-all (Starlette then also logs its traceback)
+    for kind in (RBenchError, sqlite3.Error, OSError, Exception):
+        app.add_exception_handler(kind, failure)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
         if request.url.path.startswith("/api/"):
-            return _error(status, str(exc))
-        return html(runs.not_found_page(str(exc)), status)
+            return _error(exc.status_code, str(exc.detail))
+        title = "Not found" if exc.status_code == 404 else f"Error {exc.status_code}"
+        todo = ["Follow the links from the Runs page or the Prompt lab."]
+        text = f"{request.method} {request.url.path}: {exc.detail}"
+        return html(errors.render(errors.Failure(exc.status_code, title, text, None, todo)),
+                    exc.status_code)  # fmt: skip
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_params(request: Request, exc: RequestValidationError) -> Response:
+        """A missing or malformed query parameter (``/compare`` without ``base``)."""
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e.get('loc', ())[1:]) or 'request'}: {e.get('msg', '')}"
+            for e in exc.errors()
+        )  # fmt: skip
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": problems, "detail": exc.errors()}, status_code=422)
+        todo = ["Fill in the form on the page that links here (e.g. both runs to compare)."]
+        text = f"{request.method} {request.url.path}: {problems}"
+        return html(errors.render(errors.Failure(400, "Bad request", text, None, todo)), 400)
 
     # ------------------------------------------------------------ static
     @app.get("/static/{name}")
@@ -103,15 +127,14 @@ def create_app(ws: Workspace, llm: LLMProvider | None = None) -> FastAPI:
         return html(runs.runs_page(ws))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run(run_id: str) -> HTMLResponse:
-        return html(runs.run_page(ws, run_id))
+    def run(
+        run_id: str, stage: str | None = None, sort: str | None = None, order: str = "asc"
+    ) -> HTMLResponse:
+        return html(runs.run_page(ws, run_id, stage or None, sort or None, order))
 
     @app.get("/runs/{run_id}/queries/{query_id}", response_class=HTMLResponse)
     def query(run_id: str, query_id: str) -> HTMLResponse:
-        text = runs.query_page(ws, run_id, query_id)
-        if text is None:
-            return html(runs.not_found_page(f"run {run_id} has no query {query_id!r}"), 404)
-        return html(text)
+        return html(runs.query_page(ws, run_id, query_id))
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare(base: str, cand: str) -> HTMLResponse:
@@ -121,10 +144,12 @@ def create_app(ws: Workspace, llm: LLMProvider | None = None) -> FastAPI:
     def api_runs() -> list[dict[str, Any]]:
         if not ws.db_path.exists():
             return []
-        return [
-            {"id": r.id, "name": r.name, "status": r.status, "created_at": r.created_at}
-            for r in runs.ResultsDB(ws.db_path).list_runs()
-        ]
+        with ResultsDB(ws.db_path) as db:
+            return [
+                {"id": r.id, "name": r.name, "status": r.status, "error": r.error,
+                 "created_at": r.created_at}
+                for r in db.list_runs()
+            ]  # fmt: skip
 
     # ------------------------------------------------------------ prompt lab pages
     @app.get("/prompts", response_class=HTMLResponse)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 Cell = str
 """Already-escaped HTML for one table cell."""
@@ -26,6 +27,20 @@ def num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def rate(value: float | None) -> str:
+    """A share in [0, 1] with three decimals (``1.000``, not ``1``), so a column lines up."""
+    if value is None or math.isnan(value):
+        return "–"
+    return f"{value:.3f}"
+
+
+def count(value: float | None) -> str:
+    """A per-query count (``lost``, ``failed``) as an integer where it is one."""
+    if value is None or math.isnan(value):
+        return "–"
+    return str(int(value)) if float(value).is_integer() else num(value)
+
+
 def pval(value: float | None) -> str:
     if value is None or math.isnan(value):
         return "–"
@@ -37,17 +52,43 @@ def link(href: str, text: object) -> str:
 
 
 def table(
-    header: Sequence[str], rows: Iterable[Sequence[Cell]], cls: str = "", row_cls: str = ""
+    header: Sequence[str],
+    rows: Iterable[Sequence[Cell]],
+    cls: str = "",
+    row_cls: str = "",
+    id: str = "",
 ) -> str:
     """A table; ``header`` is plain text (escaped here), ``rows`` are escaped cells."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    return table_with_head([f"<th>{esc(h)}</th>" for h in header], rows, cls, row_cls, id)
+
+
+def table_with_head(
+    head: Sequence[str],
+    rows: Iterable[Sequence[Cell]],
+    cls: str = "",
+    row_cls: str = "",
+    id: str = "",
+) -> str:
+    """A table whose header cells are given as ready ``<th>`` HTML (links, attributes)."""
     body = "".join(
         f"<tr{f' class={chr(34)}{row_cls}{chr(34)}' if row_cls else ''}>"
         + "".join(f"<td>{c}</td>" for c in r)
         + "</tr>"
         for r in rows
     )
-    return f'<table class="{esc(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    ident = f' id="{esc(id)}"' if id else ""
+    return (
+        f'<table{ident} class="{esc(cls)}"><thead><tr>{"".join(head)}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def sort_header(name: str, href: str, direction: str | None) -> str:
+    """A ``<th>`` whose link sorts by this column; ``direction`` (``asc``/``desc``) marks
+    the column the table is sorted by (``aria-sort``; the stylesheet draws the arrow)."""
+    aria = {"asc": "ascending", "desc": "descending"}.get(direction or "")
+    attr = f' aria-sort="{aria}"' if aria else ""
+    return f'<th{attr}><a class="sort" href="{esc(href)}">{esc(name)}</a></th>'
 
 
 def page(title: str, body: str, crumbs: Sequence[tuple[str, str]] = ()) -> str:
@@ -63,43 +104,47 @@ def page(title: str, body: str, crumbs: Sequence[tuple[str, str]] = ()) -> str:
     )
 
 
-def bar_chart(
-    groups: Sequence[tuple[str, Mapping[str, float]]], series: Sequence[str], width: int = 640
-) -> str:
-    """Horizontal grouped bars as inline SVG: one group per stage, one bar per
-    series, all on one axis from 0 to max(1, largest value) — rates fill it as fractions
-    and a count such as "lost" is read on the same scale, never stretched to look as
-    large as a recall."""
-    colors = ["#3b6fb6", "#d9822b", "#4a9c5d", "#a2479b"]
-    values_ = [v for _, g in groups for s in series if (v := g.get(s)) is not None]
-    common = max([1.0] + [v for v in values_ if not math.isnan(v)])
-    top = dict.fromkeys(series, common)
-    bar_h, label_w = 14, 120
-    group_h = bar_h * len(series) + 10
-    height = group_h * len(groups) + 24
+@dataclass(frozen=True)
+class FunnelBar:
+    """One step of :func:`funnel_chart`: ``share`` (0..1) sets its width."""
+
+    key: str
+    label: str
+    share: float
+    detail: str
+    """The numbers shown beside the step (plain text)."""
+
+
+def funnel_chart(bars: Sequence[FunnelBar], width: int = 760) -> str:
+    """A funnel as inline SVG: one trapezoid per step, narrowing from the previous
+    step's width (the first from the full width: every gold file) to its own, all on
+    one scale, labelled with the step's name and numbers."""
+    colors = ["#3b6fb6", "#4a9c5d", "#d9822b", "#a2479b", "#23395d"]
+    shape_w, step_h, gap, left = 300, 46, 6, 4
+    centre = left + shape_w / 2
+    height = len(bars) * (step_h + gap) + 4
     parts = []
-    for gi, (name, values) in enumerate(groups):
-        y0 = 20 + gi * group_h
-        parts.append(f'<text x="0" y="{y0 + bar_h}" class="lbl">{esc(name)}</text>')
-        for si, s in enumerate(series):
-            v = values.get(s, math.nan)
-            v = 0.0 if v is None or math.isnan(v) else v
-            w = 0.0 if top[s] <= 0 else (width - label_w - 80) * v / top[s]
-            y = y0 + si * bar_h
-            parts.append(
-                f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 2}" '
-                f'fill="{colors[si % len(colors)]}"><title>{esc(s)} = {num(v)}</title></rect>'
-                f'<text x="{label_w + w + 4:.1f}" y="{y + bar_h - 3}" class="val">'
-                f"{esc(s)} {num(v)}</text>"
-            )
-    legend = "".join(
-        f'<text x="{label_w + i * 110}" y="12" fill="{colors[i % len(colors)]}" class="lbl">'
-        f"■ {esc(s)}</text>"
-        for i, s in enumerate(series)
-    )
+    top = 1.0
+    for i, bar in enumerate(bars):
+        share = 0.0 if math.isnan(bar.share) else min(max(bar.share, 0.0), 1.0)
+        y0, y1 = 2 + i * (step_h + gap), 2 + i * (step_h + gap) + step_h
+        # a sliver stays visible at 0 so the step can still be seen (and hovered)
+        wt, wb = max(top, 0.01) * shape_w / 2, max(share, 0.01) * shape_w / 2
+        pts = (
+            f"{centre - wt:.1f},{y0} {centre + wt:.1f},{y0} "
+            f"{centre + wb:.1f},{y1} {centre - wb:.1f},{y1}"
+        )
+        parts.append(
+            f'<polygon class="step" data-step="{esc(bar.key)}" points="{pts}" '
+            f'fill="{colors[i % len(colors)]}"><title>{esc(bar.label)}: {esc(bar.detail)}'
+            "</title></polygon>"
+            f'<text x="{left + shape_w + 14}" y="{y0 + 18}" class="lbl">{esc(bar.label)}</text>'
+            f'<text x="{left + shape_w + 14}" y="{y0 + 35}" class="val">{esc(bar.detail)}</text>'
+        )
+        top = share
     return (
-        f'<svg class="chart" width="{width}" height="{height}" role="img" '
-        f'aria-label="funnel">{legend}{"".join(parts)}</svg>'
+        f'<svg class="chart funnel" width="{width}" height="{height}" role="img" '
+        f'aria-label="funnel">{"".join(parts)}</svg>'
     )
 
 
@@ -133,3 +178,24 @@ def line_chart(lines: Mapping[str, Sequence[float]], width: int = 480, height: i
         f'<svg class="chart" width="{width + 120}" height="{height}" role="img" '
         f'aria-label="score over runs">{"".join(parts)}</svg>'
     )
+
+
+def error_page(
+    title: str, what: str, todo: Sequence[str], file: str | None = None, detail: str = ""
+) -> str:
+    """A readable error page: what failed, the file involved, what to do (plain text,
+    escaped here; ``todo`` items may quote commands in backticks)."""
+    body = [f"<p class='error-what'>{esc(what)}</p>"]
+    if file:
+        body.append(f"<p>File: <code class='error-file'>{esc(file)}</code></p>")
+    if detail:
+        body.append(f"<p class='error-detail'>{esc(detail)}</p>")
+    items = "".join(f"<li>{_ticks(t)}</li>" for t in todo)
+    body.append(f"<h2>What to do</h2><ul class='error-todo'>{items}</ul>")
+    return page(title, f"<div class='error'>{''.join(body)}</div>")
+
+
+def _ticks(text: str) -> str:
+    """Escaped text with `backticked` parts as ``<code>``."""
+    pieces = text.split("`")
+    return "".join(f"<code>{esc(p)}</code>" if i % 2 else esc(p) for i, p in enumerate(pieces))

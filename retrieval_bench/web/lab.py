@@ -9,13 +9,14 @@ The page's buttons post JSON to the API in :mod:`retrieval_bench.web.app`
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from typing import Any
 
 from retrieval_bench.prompt_eval.history import history, row_outcomes
-from retrieval_bench.prompt_eval.io import ensure_examples
+from retrieval_bench.prompt_eval.io import ensure_examples, use_case_summaries
 from retrieval_bench.prompt_eval.store import PromptStore
-from retrieval_bench.prompt_eval.usecase import UseCase, use_case_names
+from retrieval_bench.prompt_eval.usecase import UseCase
 from retrieval_bench.web.html import esc, line_chart, link, num, page, pval, table
 
 
@@ -34,15 +35,40 @@ def decode_cell(text: Any) -> Any:
     return text
 
 
+RUN_ALL = "Run all prompts"
+"""The label of the button that runs every prompt (the page's text quotes it)."""
+AREA_COLS = 48
+"""Characters per line of the prompt and row textareas (their width: ``cols``)."""
+AREA_MAX_ROWS = 40
+
+
 def index_page(store: PromptStore) -> str:
-    names = sorted({*use_case_names(), *store.use_cases()})
-    rows = [[link(f"/prompts/{n}", n), str(len(store.rows(n))), str(len(store.prompts(n)))]
-            for n in names]  # fmt: skip
-    return page("Prompt lab", table(["use case", "rows", "prompts"], rows))
+    """Every use case with its rows and prompts; shipped examples that are not loaded
+    yet are counted from the bundled files and marked so (opening the use case loads
+    them)."""
+    rows = [
+        [link(f"/prompts/{s.name}", s.name), str(s.rows), str(s.prompts), esc(s.baseline or "–"),
+         "shipped examples, loaded when you open it" if s.shipped else "stored"]
+        for s in use_case_summaries(store)
+    ]  # fmt: skip
+    header = ["use case", "rows", "prompts", "baseline", "state"]
+    return page("Prompt lab", table(header, rows, id="use-cases"))
 
 
-def _area(name: str, value: str, attr: str, rows: int = 2) -> str:
-    return f'<textarea {attr}="{esc(name)}" rows="{rows}">{esc(value)}</textarea>'
+def area_rows(value: str, minimum: int = 2, cols: int = AREA_COLS) -> int:
+    """Rows a textarea needs to show ``value`` whole: its lines, long ones counted as
+    the lines they wrap to at ``cols`` characters, plus one to type in (capped)."""
+    lines = sum(max(1, math.ceil(len(line) / cols)) for line in value.split("\n"))
+    return min(max(minimum, lines + 1), AREA_MAX_ROWS)
+
+
+def _area(name: str, value: str, attr: str, rows: int = 2, cols: int = AREA_COLS) -> str:
+    # the newline after the tag is dropped by HTML parsers, so a value that starts
+    # with one keeps it; "autosize" lets static/app.js grow the box while typing
+    return (
+        f'<textarea class="autosize" {attr}="{esc(name)}" '
+        f'rows="{area_rows(value, rows, cols)}" cols="{cols}">\n{esc(value)}</textarea>'
+    )
 
 
 def _rows_table(uc: UseCase, store: PromptStore) -> str:
@@ -77,7 +103,7 @@ def _prompts_table(uc: UseCase, store: PromptStore) -> str:
             _area("system", p.system if p else "", "data-col", 3),
             _area("user", p.user if p else "", "data-col", 3),
             f'<input data-col="model" value="{esc(p.model if p else "")}" placeholder="default">',
-            _area("parameters", json.dumps(dict(p.parameters)) if p else "{}", "data-col", 1),
+            _area("parameters", json.dumps(dict(p.parameters)) if p else "{}", "data-col", 1, 24),
             f'<button class="save-prompt">{"Save" if p else "Add prompt"}</button> '
             + (f'<button class="run-one" data-prompt="{esc(name)}">Run this prompt</button>'
                if p else "")
@@ -98,7 +124,7 @@ def _prompts_table(uc: UseCase, store: PromptStore) -> str:
 def _results(uc: UseCase, store: PromptStore) -> str:
     entries = history(store, uc.name)
     if not entries:
-        return "<p id='results'>No runs yet: press <b>Run all</b>.</p>"
+        return f"<p id='results'>No runs yet: press <b>{RUN_ALL}</b>.</p>"
     last = entries[-1].run_id
     latest = sorted((e for e in entries if e.run_id == last), key=lambda e: e.rank)
     cols = list(dict.fromkeys(c for e in latest for c in e.counts))
@@ -144,8 +170,7 @@ def lab_page(uc: UseCase, store: PromptStore) -> str:
         f"<p>{esc(uc.description)} · variables: {esc(', '.join(uc.variables))} · "
         f"ground-truth fields: {esc(', '.join(uc.fields))}</p>",
         '<div id="msg" role="status"></div>',
-        "<h2>Results</h2><p><button id='run-all'>Run all prompts</button> "
-        "<span id='job'></span></p>",
+        f"<h2>Results</h2><p><button id='run-all'>{RUN_ALL}</button> <span id='job'></span></p>",
         _results(uc, store),
         "<h2>Prompts</h2>",
         _prompts_table(uc, store),

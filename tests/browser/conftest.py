@@ -1,7 +1,8 @@
 """Browser-test fixtures: a temp workspace with two REAL shopapi benchmark runs and
 the prompt lab (ScriptedLLM answering right only for prompts containing ``ORACLE``,
 as in tests/unit/web), served by uvicorn on a free 127.0.0.1 port in a background
-thread, and a headless Debian Chromium driven by Selenium.
+thread; a second server over a workspace whose results database is damaged (for
+the error page); and a headless Debian Chromium driven by Selenium.
 
 The browser is required, not optional: without /usr/bin/chromium the tests fail
 with the apt-get command to run (``make test`` installs it). The driver path is
@@ -15,6 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +51,32 @@ class Site:
         return self.base + path
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """Serves ``app`` with uvicorn on a free 127.0.0.1 port in a thread; yields its base URL."""
     import uvicorn
 
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(200):  # bounded wait for startup
+        if server.started or not thread.is_alive():
+            break
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     from retrieval_bench.web.app import create_app
 
     tmp = tmp_path_factory.mktemp("browser")
@@ -63,24 +87,23 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         both = _benchmark(ws, tmp, "bm25-exact", [{"name": "bm25"}, exact])
         bm25 = _benchmark(ws, tmp, "bm25-only", [{"name": "bm25"}])
         llm = oracle_llm(ws)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(create_app(ws, llm=lambda: llm), log_level="warning")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        for _ in range(200):  # bounded wait for startup
-            if server.started or not thread.is_alive():
-                break
-            time.sleep(0.05)
-        assert server.started, "uvicorn did not start"
-        try:
-            yield Site(f"http://127.0.0.1:{port}", ws, both, bm25)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
-            sock.close()
+        with serve(create_app(ws, llm=lambda: llm)) as base:
+            yield Site(base, ws, both, bm25)
+
+
+@pytest.fixture(scope="session")
+def broken_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """A workspace whose results database was overwritten with bytes that are not SQLite."""
+    from retrieval_bench.store.db import ResultsDB
+    from retrieval_bench.web.app import create_app
+
+    ws = Workspace(tmp_path_factory.mktemp("broken") / "home")
+    with ResultsDB(ws.db_path) as db:
+        rid = db.start_run("ok", config={"table_k": 5})
+        db.finish_run(rid, "done")
+    ws.db_path.write_bytes(b"not a database " * 200)
+    with serve(create_app(ws)) as base:
+        yield Site(base, ws, rid, rid)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,9 @@
 """The web UI in a real headless Chromium: every page loads without JavaScript
 errors (screenshots saved as artifacts), the prompt lab's own JS saves edits and
-runs jobs, a click opens a drill-down, and a stale save in a second tab shows
-the 409 message."""
+runs jobs, a click opens a drill-down, a stale save in a second tab shows the 409
+message, the run page's query table sorts by a header click and follows the
+stage chosen, its funnel draws one step per pipeline step with its numbers, and
+a damaged results database gives a readable error page."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.browser.conftest import Site, artifacts_dir
 from tests.unit.web.conftest import USE_CASE
@@ -72,7 +74,7 @@ def test_benchmark_pages_load_and_drill_down_by_click(driver: Any, site: Site) -
     driver.find_element(By.LINK_TEXT, site.run_both).click()
     wait(driver).until(ec.presence_of_element_located((By.CSS_SELECTOR, "svg[aria-label=funnel]")))
     funnel = driver.find_element(By.CSS_SELECTOR, "svg[aria-label=funnel]")
-    assert funnel.size["width"] > 0 and funnel.find_elements(By.TAG_NAME, "rect")
+    assert funnel.size["width"] > 0 and funnel.find_elements(By.TAG_NAME, "polygon")
     assert "rrf" in driver.find_element(By.TAG_NAME, "table").text
     shot(driver, "run-page")
 
@@ -176,3 +178,85 @@ def test_second_tab_saving_a_stale_prompt_sees_the_409_message(driver: Any, site
     driver.switch_to.window(first_tab)
     system = prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]")
     assert system.get_attribute("value").endswith(" brief")
+
+
+def column(driver: Any, name: str) -> list[str]:
+    """The cell texts of one column of the run page's query table."""
+    heads = [th.text.rstrip(" ▲▼") for th in driver.find_elements(By.CSS_SELECTOR,
+                                                                  "#queries thead th")]  # fmt: skip
+    i = heads.index(name)
+    return [tr.find_elements(By.TAG_NAME, "td")[i].text
+            for tr in driver.find_elements(By.CSS_SELECTOR, "#queries tbody tr")]  # fmt: skip
+
+
+def numbers(cells: list[str]) -> list[float]:
+    return [float("nan") if c == "–" else float(c) for c in cells]
+
+
+def click_header(driver: Any, name: str) -> None:
+    link = driver.find_element(By.XPATH, f"//table[@id='queries']//th/a[text()='{name}']")
+    click_and_wait_reload(driver, link)
+
+
+def test_run_page_query_table_sorts_by_clicking_a_header(driver: Any, site: Site) -> None:
+    js_errors(driver)
+    driver.get(site.url(f"/runs/{site.run_both}"))
+    before = column(driver, "query")
+    assert len(before) == 10 and column(driver, "MRR")
+    click_header(driver, "MRR")
+    assert "sort=MRR" in driver.current_url
+    ascending = numbers(column(driver, "MRR"))
+    assert ascending == sorted(ascending) and len(set(ascending)) > 1
+    th = driver.find_element(By.XPATH, "//table[@id='queries']//th[a[text()='MRR']]")
+    assert th.get_attribute("aria-sort") == "ascending"
+    shot(driver, "run-page-sorted-by-mrr")
+    click_header(driver, "MRR")
+    descending = numbers(column(driver, "MRR"))
+    assert descending == sorted(ascending, reverse=True)
+    assert column(driver, "query") != before or descending != ascending
+    # each row still opens its drill-down
+    first = driver.find_element(By.CSS_SELECTOR, "#queries tbody tr a")
+    query_id = first.text
+    first.click()
+    wait(driver).until(ec.url_contains(f"/queries/{query_id}"))
+    assert js_errors(driver) == []
+
+
+def test_run_page_funnel_renders_its_steps_with_numbers(driver: Any, site: Site) -> None:
+    js_errors(driver)
+    driver.get(site.url(f"/runs/{site.run_both}"))
+    svg = driver.find_element(By.CSS_SELECTOR, "svg[aria-label=funnel]")
+    steps = svg.find_elements(By.CSS_SELECTOR, "polygon.step")
+    assert [p.get_attribute("data-step") for p in steps] == ["candidates", "fused", "context"]
+    assert all(p.size["width"] > 0 for p in steps)
+    labels = [t.text for t in svg.find_elements(By.CSS_SELECTOR, "text.val")]
+    assert len(labels) == 3 and all(t.startswith("recall ") and "gold files" in t for t in labels)
+    rows = driver.find_elements(By.CSS_SELECTOR, "#funnel tbody tr")
+    recalls = [float(r.find_elements(By.TAG_NAME, "td")[1].text) for r in rows]
+    assert recalls == sorted(recalls, reverse=True)  # a funnel only narrows
+    driver.execute_script("arguments[0].scrollIntoView()", svg)
+    shot(driver, "run-page-funnel")
+    # choosing another stage redraws the funnel for it (the select submits itself)
+    body = driver.find_element(By.TAG_NAME, "body")
+    Select(driver.find_element(By.NAME, "stage")).select_by_value("bm25")
+    wait_reload(driver, body)
+    assert "stage=bm25" in driver.current_url
+    steps = driver.find_elements(By.CSS_SELECTOR, "svg[aria-label=funnel] polygon.step")
+    assert [p.get_attribute("data-step") for p in steps] == ["candidates", "context"]
+    assert "metrics of bm25" in driver.find_element(By.ID, "queries-title").text
+    shot(driver, "run-page-funnel-bm25")
+    assert js_errors(driver) == []
+
+
+def test_a_damaged_results_database_shows_a_readable_error_page(
+    driver: Any, broken_site: Site
+) -> None:
+    for path in ("/", f"/runs/{broken_site.run_both}"):
+        driver.get(broken_site.url(path))
+        assert driver.find_element(By.TAG_NAME, "h1").text == "Results database cannot be read"
+        assert driver.find_element(By.CSS_SELECTOR, "code.error-file").text == str(
+            broken_site.ws.db_path)  # fmt: skip
+        todo = driver.find_element(By.CSS_SELECTOR, "ul.error-todo").text
+        assert "rbench runs --rebuild-db" in todo
+        assert "Internal Server Error" not in driver.page_source
+    shot(driver, "error-page-damaged-db")

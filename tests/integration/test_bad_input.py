@@ -98,25 +98,84 @@ def test_bad_files_rows_and_gold_do_not_stop_the_run(
     assert rows["ghost"] == 0.0
 
 
-def test_binary_and_empty_files_are_skipped_not_fatal(
+def test_gold_files_the_walker_skipped_are_missing_gold_with_the_reason(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = _small_repo(tmp_path / "repo")
+    (repo / "big.py").write_text("BIG = 1\n" * 200_000)  # 1.6 MB: over the walker's limit
     q = write_jsonl(
         tmp_path / "q.jsonl",
-        [{"id": "png", "query": "PNG IHDR logo", "gold_files": ["logo.png"]}],
+        [
+            {"id": "png", "query": "PNG IHDR logo", "gold_files": ["logo.png"]},
+            {"id": "big", "query": "verify auth token", "gold_files": ["big.py", "src/tokens.py"]},
+        ],
     )
     cfg = write_config(
         tmp_path / "c.yaml", [{"name": "d", "questions": str(q), "snapshot": str(repo)}], ["bm25"]
     )
     result = _run_json(cfg, capsys)
-    assert result["counts"]["all"] == 1
-    assert result["tables"]["all"]["bm25"]["R@5"] == 0.0
+    assert result["counts"]["all"] == 2
+    assert result["tables"]["all"]["bm25"]["R@5"] == 0.25  # png: 0; big: tokens.py only
     db = sqlite3.connect(workspace / "rbench.sqlite")
     (prov_json,) = db.execute("SELECT provenance_json FROM runs").fetchone()
-    # skipped (binary) files are not "missing gold": they exist, they just cannot be retrieved
-    assert json.loads(prov_json)["datasets"]["d"]["missing_gold"] == {}
-    assert json.loads(prov_json)["datasets"]["d"]["skipped_files"] >= 2
+    info = json.loads(prov_json)["datasets"]["d"]
+    # a skipped gold file cannot be retrieved: it is missing gold, with the walker's reason,
+    # and never "lost" (the query used to score 0 with no word why)
+    assert info["missing_gold"] == {"png": ["logo.png"], "big": ["big.py"]}
+    assert info["missing_gold_reasons"] == {
+        "logo.png": "binary",
+        "big.py": "larger than 1000000 bytes",
+    }
+    assert info["skipped_files"] >= 3
+    lost = dict(
+        db.execute("SELECT query_id, value FROM query_metrics WHERE metric='lost'").fetchall()
+    )
+    assert lost == {"png": 0.0, "big": 0.0}
+    (run_dir,) = (workspace / "results").iterdir()
+    drill = {r["query_id"]: r for r in map(json.loads, (run_dir / "queries.jsonl").open())}
+    assert drill["png"]["missing_gold_reasons"] == {"logo.png": "binary"}
+
+
+def test_skipped_gold_is_named_with_its_reason_on_stderr(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _small_repo(tmp_path / "repo")
+    q = write_jsonl(
+        tmp_path / "q.jsonl", [{"id": "png", "query": "PNG logo", "gold_files": ["logo.png"]}]
+    )
+    cfg = write_config(
+        tmp_path / "c.yaml", [{"name": "d", "questions": str(q), "snapshot": str(repo)}], ["bm25"]
+    )
+    assert main(["run", str(cfg)]) == EXIT_OK
+    assert "png: gold file(s) not indexed: logo.png (binary)" in capsys.readouterr().err
+
+
+def test_typo_in_a_stage_parameter_stops_before_any_work(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _small_repo(tmp_path / "repo")
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "query": "x", "gold_files": ["a.py"]}])
+    data = json.loads(
+        write_config(
+            tmp_path / "c.yaml",
+            [{"name": "d", "questions": str(q), "snapshot": str(repo)}],
+            ["bm25"],
+        ).read_text()
+    )
+    for fusions, expected in (
+        ([{"name": "rrf", "krrf": 60}], "fusions.0.krrf: unknown parameter 'krrf' of fusion"),
+        ([{"name": "rrff"}], "fusions.0.name: unknown fusion 'rrff'; choose one of:"),
+    ):
+        data["fusions"] = fusions
+        (tmp_path / "c.yaml").write_text(json.dumps(data))
+        assert main(["run", str(tmp_path / "c.yaml")]) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and expected in err, err
+    # nothing was prepared or stored: no index, no chunk cache, no run
+    assert not (workspace / "results").exists() or not any((workspace / "results").iterdir())
+    db_path = workspace / "rbench.sqlite"
+    if db_path.exists():
+        assert sqlite3.connect(db_path).execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)
 
 
 def test_malformed_config_names_the_key(

@@ -172,7 +172,7 @@ def test_an_unreachable_judge_fails_every_sample_and_stores_nulls(
     assert "2 missing values" in captured.out and "LLM call failed" in captured.out
     assert "every sample" in captured.err
     (run,) = _db(workspace).list_runs()
-    assert run.status == "failed"
+    assert (run.status, run.error) == ("failed", "every sample failed on every metric")
     stored = _db(workspace).query_metrics(run.id, "answer")
     assert all(math.isnan(v["llm_judge"]) for v in stored.values()) and len(stored) == 2
     assert {q for _, q, _ in _db(workspace).failures(run.id)} == {r["id"] for r in _rows()[:2]}

@@ -76,10 +76,10 @@ def _tables(idx: CodebaseIndex) -> list[str]:
 
 def test_build_then_exists_and_round_trip(index: CodebaseIndex, repo: Path) -> None:
     assert not index.exists()
-    seen: list[float] = []
-    stats = index.build(repo, seen.append)
+    seen: list[tuple[int, int, str]] = []
+    stats = index.build(repo, lambda *event: seen.append(event))
     assert index.exists()
-    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+    assert seen[0] == (0, 4, "files") and seen[-1][0] == seen[-1][1]
     expected = sorted(
         (c for rel in sorted(FILES)[:-1] for c in _chunks_of(repo, rel)),
         key=lambda c: (c.path, c.start_line, c.end_line, c.id),
@@ -94,6 +94,29 @@ def test_build_then_exists_and_round_trip(index: CodebaseIndex, repo: Path) -> N
     corpus = index.corpus(repo)
     assert isinstance(corpus, Corpus) and corpus.skipped == {"logo.png": "binary"}
     assert len(corpus.chunks) == len(expected)
+
+
+def test_progress_counts_files_then_embedding_batches(
+    index: CodebaseIndex, repo: Path, fake: CountingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real counts, reported smoothly: every file chunked, then every batch embedded
+    (one embedding call for everything used to freeze the bar, then jump to the end)."""
+    monkeypatch.setattr("retrieval_bench.index.store.EMBED_BATCH", 2)
+    _write(repo, {f"gen/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(10)})
+    seen: list[tuple[int, int, str]] = []
+    index.build(repo, lambda *event: seen.append(event))
+    files = [(d, t) for d, t, unit in seen if unit == "files"]
+    embedded = [(d, t) for d, t, unit in seen if unit == "chunks embedded"]
+    assert files == [(i, 14) for i in range(15)]  # 4 files + 10 generated, one report each
+    total = embedded[0][1]
+    assert total == len(set(fake.seen)) and total > 4
+    assert [d for d, _ in embedded] == [0, *range(2, total, 2), total]  # a report a batch
+    assert all(t == total for _, t in embedded)
+    fractions = [d / t for d, t in files] + [1 + d / t for d, t in embedded]
+    assert fractions == sorted(fractions)  # monotone over both phases
+    steps = [b - a for a, b in zip(fractions, fractions[1:], strict=False)]
+    assert max(steps) <= 0.5  # no jump: at most one batch of 2 out of > 4 at a time
+    assert fake.calls == len(embedded) - 1  # one embedder call per reported batch
 
 
 def _chunks_of(repo: Path, rel: str) -> list[Chunk]:
@@ -160,18 +183,18 @@ class Boom(RuntimeError):
     pass
 
 
-def _explode_after(fraction: float) -> Callable[[float], None]:
-    def progress(p: float) -> None:
-        if p > fraction:
-            raise Boom(f"interrupted at {p:.2f}")
+def _explode_after(unit: str, fraction: float) -> Callable[[int, int, str], None]:
+    def progress(done: int, total: int, what: str) -> None:
+        if what == unit and total and done / total > fraction:
+            raise Boom(f"interrupted at {done}/{total} {what}")
 
     return progress
 
 
-@pytest.mark.parametrize("at", [0.1, 0.5])
+@pytest.mark.parametrize("at", [("files", 0.1), ("chunks embedded", 0.0)])
 @pytest.mark.parametrize("method", ["build", "update"])
 def test_interrupted_build_leaves_previous_index_usable(
-    index: CodebaseIndex, repo: Path, at: float, method: str
+    index: CodebaseIndex, repo: Path, at: tuple[str, float], method: str
 ) -> None:
     index.build(repo)
     before = index.chunks()
@@ -179,7 +202,7 @@ def test_interrupted_build_leaves_previous_index_usable(
     (repo / "app/jsonio.py").write_text("def read_yaml(text):\n    return yaml.safe_load(text)\n")
     _write(repo, {f"gen/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(30)})
     with pytest.raises(Boom):
-        getattr(index, method)(repo, _explode_after(at))
+        getattr(index, method)(repo, _explode_after(*at))
     assert index.exists()
     assert _manifest(index)["table"] == table
     assert index.chunks() == before
@@ -218,7 +241,7 @@ def test_concurrent_builds_of_one_index_are_serialised(
 
     def run(idx: CodebaseIndex) -> None:
         try:
-            idx.build(repo, lambda _p: time.sleep(0.005))
+            idx.build(repo, lambda *_event: time.sleep(0.005))
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,36 @@ def test_relative_paths_resolve_against_base(tmp_path: Path) -> None:
     cfg = parse_config(BASE, base_dir=tmp_path)
     assert cfg.datasets[0].questions == tmp_path / "q.jsonl"
     assert cfg.datasets[0].snapshot == str(tmp_path / "repo")
+
+
+def test_config_paths_resolve_against_the_config_folder_not_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    data = {
+        **BASE,
+        "datasets": [{"name": "a", "questions": "../data/q.jsonl", "snapshot": "../repo"}],
+        "retrievers": [
+            {"name": "dense", "model_path": "models/minilm", "cache_dir": "/abs/cache"},
+            {"name": "exact", "rg_path": "../bin/rg"},
+        ],
+    }
+    (folder / "bench.yaml").write_text(json.dumps(data))  # JSON is valid YAML
+    elsewhere = tmp_path / "somewhere" / "else"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    cfg = load_config(Path("../../configs/bench.yaml"))
+    assert cfg.datasets[0].questions == tmp_path / "data" / "q.jsonl"
+    assert cfg.datasets[0].snapshot == str(tmp_path / "repo")
+    dense, exact = cfg.retrievers
+    assert dense.params() == {"model_path": str(folder / "models" / "minilm"),
+                              "cache_dir": "/abs/cache"}  # fmt: skip
+    assert exact.params() == {"rg_path": str(tmp_path / "bin" / "rg")}
+    # an explicit base_dir still wins
+    assert load_config(folder / "bench.yaml", elsewhere).datasets[0].snapshot == str(
+        elsewhere.parent / "repo"
+    )
 
 
 def test_pypi_and_git_snapshots_are_left_alone(tmp_path: Path) -> None:
@@ -93,7 +124,11 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
 def test_shipped_configs_validate() -> None:
     root = Path(__file__).resolve().parents[2]
     for path in sorted((root / "benchmarks" / "configs").glob("*.yaml")):
-        load_config(path, root)
+        cfg = load_config(path)  # relative to the config's folder, whatever the cwd
+        for ds in cfg.datasets:
+            assert str(ds.questions).startswith(str(root.parent)), (path, ds.questions)
+            if "==" not in ds.snapshot:
+                assert (Path(ds.snapshot) / ".rbenchignore").is_file(), (path, ds.snapshot)
 
 
 ANSWER_METRICS = [

@@ -1,5 +1,23 @@
-// rbench prompt lab: save rows/prompts as JSON, start runs and poll them, import files.
-// Plain browser JavaScript, no build step; does nothing on pages without #lab.
+// rbench web UI, plain browser JavaScript, no build step.
+// Every page: textareas marked "autosize" grow to fit their text; a <select
+// data-autosubmit> submits its form when changed (the run page's stage choice).
+(function () {
+  "use strict";
+  function fit(el) {
+    el.style.height = "auto";
+    el.style.height = (el.scrollHeight + 2) + "px";
+  }
+  document.querySelectorAll("textarea.autosize").forEach(function (el) {
+    fit(el);
+    el.addEventListener("input", function () { fit(el); });
+  });
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (el) {
+    el.addEventListener("change", function () { if (el.form) el.form.submit(); });
+  });
+})();
+
+// Prompt lab: save rows/prompts as JSON, start runs and poll them, import files.
+// Does nothing on pages without #lab.
 (function () {
   "use strict";
   const lab = document.getElementById("lab");

@@ -168,7 +168,7 @@ def test_bad_inputs_are_config_errors() -> None:
         optimize_weights(RRFFusion, [GOOD, BAD], DEV, CORPUS, metric="Recall@10")
     with pytest.raises(ConfigError, match="gold_spans"):
         optimize_weights(RRFFusion, [GOOD, BAD], DEV, CORPUS, metric="chunk_MRR")
-    with pytest.raises(ConfigError, match="parent"):
+    with pytest.raises(ConfigError, match="not a quality to maximise"):
         optimize_weights(RRFFusion, [GOOD, BAD], DEV, CORPUS, metric="Lost@5")
     with pytest.raises(ConfigError, match="grid"):
         optimize_weights(RRFFusion, [GOOD, BAD], DEV, CORPUS, grid=())

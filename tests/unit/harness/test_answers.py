@@ -345,7 +345,7 @@ def test_unknown_answer_metric_fails_before_any_work(tmp_path: Path) -> None:
 
 def test_the_shipped_answers_config_is_valid() -> None:
     root = Path(__file__).resolve().parents[3]
-    cfg = load_config(root / "benchmarks" / "configs" / "fixtures-answers.yaml", root)
+    cfg = load_config(root / "benchmarks" / "configs" / "fixtures-answers.yaml")
     assert cfg.answerer is not None and cfg.answerer.rung == "instructions"
     assert cfg.answer_input() == "rrf"
     assert [m.label for m in cfg.answer_metrics][:4] == [

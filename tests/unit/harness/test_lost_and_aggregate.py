@@ -1,4 +1,5 @@
-"""Lost-at-stage attribution and table aggregation, hand-computed."""
+"""Lost-at-stage attribution (hand-computed, and a property against R@k) and
+table aggregation."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.harness.lost import lost_files
-from retrieval_bench.harness.runner import _aggregate
-from retrieval_bench.types import Chunk, Example, Run
+from retrieval_bench.harness.runner import _aggregate, _score_dataset
+from retrieval_bench.metrics.retrieval import ranked_files
+from retrieval_bench.types import Chunk, Example, Run, StageResult
 
 
 def _chunk(cid: str, path: str) -> Chunk:
@@ -23,23 +27,95 @@ EXAMPLES = [
 ]
 
 
-def test_retriever_loses_gold_it_never_returned() -> None:
+def _config(table_k: int) -> Any:
+    return SimpleNamespace(table_k=table_k, metrics=SimpleNamespace(ks=[1, table_k], budgets=[]))
+
+
+def _dataset(examples: list[Example], corpus: Corpus = CORPUS) -> Any:
+    return SimpleNamespace(examples=examples, corpus=corpus)
+
+
+def test_retriever_loses_gold_it_does_not_rank_in_its_top_k() -> None:
     run = Run("r", {"q1": {"a1": 1.0}, "q2": {"c1": 1.0}})
+    out = _score_dataset(
+        _dataset(EXAMPLES), [StageResult("r", run, 0.0, parent="corpus")], _config(1)
+    )
     # missing.py is not in the snapshot: never counted as lost
-    assert lost_files(run, [], EXAMPLES, CORPUS) == {"q1": ["b.py"]}
+    assert out.lost["r"] == {"q1": ["b.py"]}
+    assert out.per_query["r"]["q1"]["lost"] == 1.0 and out.per_query["r"]["q2"]["lost"] == 0.0
 
 
-def test_fusion_loses_only_what_some_parent_had() -> None:
-    parent1 = Run("p1", {"q1": {"a1": 1.0}, "q2": {}})
-    parent2 = Run("p2", {"q1": {"b1": 1.0}, "q2": {}})
-    fused = Run("f", {"q1": {"a1": 1.0}})
-    # q1: b.py was found by p2 and dropped; q2: nobody had c.py, so fusion lost nothing
-    assert lost_files(fused, [parent1, parent2], EXAMPLES, CORPUS) == {"q1": ["b.py"]}
-    # cut-offs: the fused top 1 drops b.py even when the fused list has it further down
-    fused2 = Run("f", {"q1": {"a1": 1.0, "b1": 0.5}})
-    assert lost_files(fused2, [parent1, parent2], EXAMPLES, CORPUS) == {}
-    assert lost_files(fused2, [parent1, parent2], EXAMPLES, CORPUS, k=1) == {"q1": ["b.py"]}
-    assert lost_files(fused2, [parent1, parent2], EXAMPLES, CORPUS, k=1, parent_k=0) == {}
+def test_fusion_loses_only_what_some_retriever_had() -> None:
+    parent1 = StageResult("p1", Run("p1", {"q1": {"a1": 1.0}, "q2": {}}), 0.0, parent="corpus")
+    parent2 = StageResult("p2", Run("p2", {"q1": {"b1": 1.0}, "q2": {}}), 0.0, parent="corpus")
+    fused = StageResult("f", Run("f", {"q1": {"a1": 1.0, "b1": 0.5}}), 0.0, parent="retrievers")
+    stages = [parent1, parent2, fused]
+    # top 2: a.py and b.py are both kept; top 1: b.py (found by p2) is dropped;
+    # q2: nobody had c.py, so the fusion lost nothing of it
+    assert _score_dataset(_dataset(EXAMPLES), stages, _config(2)).lost["f"] == {}
+    assert _score_dataset(_dataset(EXAMPLES), stages, _config(1)).lost["f"] == {"q1": ["b.py"]}
+
+
+def test_reranker_input_is_the_stage_it_reranks() -> None:
+    ret = StageResult("r", Run("r", {"q1": {"a1": 1.0, "b1": 0.9}}), 0.0, parent="corpus")
+    fused = StageResult("f", Run("f", {"q1": {"a1": 1.0}}), 0.0, parent="retrievers")
+    rer = StageResult("x", Run("x", {"q1": {"c1": 1.0}}), 0.0, parent="f")
+    out = _score_dataset(_dataset(EXAMPLES[:1]), [ret, fused, rer], _config(1))
+    assert out.lost["x"] == {"q1": ["a.py"]}  # b.py never reached the reranker
+
+
+def test_skipped_gold_file_is_missing_gold_with_its_reason() -> None:
+    from retrieval_bench.datasets.jsonl import check_gold, missing_gold_reasons
+
+    corpus = Corpus(Path("."), [_chunk("a1", "a.py")], skipped={"big.py": "larger than 10 bytes"})
+    missing = check_gold([Example("q", "?", ("a.py", "big.py", "gone.py"))], set(corpus.paths))
+    assert missing == {"q": ["big.py", "gone.py"]}
+    assert missing_gold_reasons(missing, corpus.skipped) == {
+        "big.py": "larger than 10 bytes",
+        "gone.py": "not in the snapshot",
+    }
+
+
+_PATHS = [f"f{i}.py" for i in range(6)]
+_CHUNKS = [_chunk(f"f{i}-{j}", p) for i, p in enumerate(_PATHS) for j in range(3)]
+_BIG = Corpus(Path("."), _CHUNKS)
+_IDS = [c.id for c in _CHUNKS]
+_runs = st.dictionaries(st.sampled_from(_IDS), st.floats(0, 1, allow_nan=False), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    retrieved=st.lists(_runs, min_size=1, max_size=3),
+    fused=_runs,
+    gold=st.lists(st.sampled_from([*_PATHS, "absent.py"]), min_size=1, max_size=4, unique=True),
+    table_k=st.integers(1, 6),
+)
+def test_lost_files_are_never_in_the_stage_top_k_files(
+    retrieved: list[dict[str, float]], fused: dict[str, float], gold: list[str], table_k: int
+) -> None:
+    """Property: what the table calls lost is never among the top-k files the
+    table shows (and R@k counts); lost + kept = the gold files the input had."""
+    ex = Example("q", "?", tuple(gold))
+    stages = [
+        StageResult(f"r{i}", Run(f"r{i}", {"q": d}), 0.0, parent="corpus")
+        for i, d in enumerate(retrieved)
+    ]
+    stages.append(StageResult("f", Run("f", {"q": fused}), 0.0, parent="retrievers"))
+    out = _score_dataset(_dataset([ex], _BIG), stages, _config(table_k))
+    for stage in stages:
+        top = ranked_files(stage.run.ids("q"), _BIG)[:table_k]
+        lost = out.lost[stage.name].get("q", [])
+        assert not set(lost) & set(top)
+        row = out.per_query[stage.name]["q"]
+        assert row["lost"] == len(lost) == row[f"Lost@{table_k}"]
+        present = {g for g in gold if g != "absent.py"}
+        if stage.parent == "corpus":
+            had = present
+        else:
+            had = present & {f for s in stages[:-1] for f in ranked_files(s.run.ids("q"), _BIG)}
+        assert set(lost) == had - set(top)
+        kept = len(set(gold) & set(top))
+        assert row[f"R@{table_k}"] == kept / len(gold)
 
 
 def test_aggregate_averages_each_metric_over_queries_that_have_it() -> None:

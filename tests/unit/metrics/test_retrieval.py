@@ -170,8 +170,10 @@ def test_budget_stops_at_first_overflow(corpus: Corpus) -> None:
 
 
 def test_lost_at_stage() -> None:
-    assert lost_at_stage(["x", "g1", "g2"], ["g2", "y"], ["g1", "g2", "g3"]) == ["g1"]
-    assert lost_at_stage([], ["g1"], ["g1"]) == []
+    # input had x, g1, g2; the stage's top files keep g2: g1 is lost, g3 was never there
+    assert lost_at_stage({"x", "g1", "g2"}, ["g2", "y"], ["g1", "g2", "g3"]) == ["g1"]
+    assert lost_at_stage(set(), ["g1"], ["g1"]) == []
+    assert lost_at_stage({"g2", "g1"}, [], ["g2", "g1", "g2"]) == ["g2", "g1"]  # gold order
 
 
 def test_files_run(corpus: Corpus) -> None:
@@ -260,7 +262,9 @@ def test_evaluate_stage_missing_and_no_gold(
     assert sm.no_gold == ["q4"]
     assert sm.n_queries == 4
     for q in ("q3", "q4"):
-        assert set(sm.per_query[q].values()) == {0.0}
+        assert {v for m, v in sm.per_query[q].items() if not m.startswith("Lost@")} == {0.0}
+    # an unanswered query lost its gold (a retriever's input is the corpus); no gold, no loss
+    assert (sm.per_query["q3"]["Lost@1"], sm.per_query["q4"]["Lost@1"]) == (1.0, 0.0)
     # means include the zero-scored queries
     assert sm.counts["MRR"] == 4
     assert sm.means["MRR"] == pytest.approx((0.5 + 1.0 + 0 + 0) / 4)
@@ -288,17 +292,41 @@ def test_evaluate_stage_lost(corpus: Corpus) -> None:
     examples = [Example("q", "", ("b.py", "d.py", "c.py"))]
     parent = Run("fused", {"q": {"b1": 0.9, "d1": 0.8, "a1": 0.7, "c1": 0.6}})
     child = Run("rerank", {"q": {"a1": 0.9, "d1": 0.8, "b1": 0.1}})
-    sm = evaluate_stage(child, examples, corpus, ks=(2, 4), budgets=(), parent=parent)
-    assert sm.lost["q"] == {2: ["b.py"], 4: ["c.py"]}
-    assert sm.per_query["q"]["Lost@2"] == 1.0
+    sm = evaluate_stage(child, examples, corpus, ks=(2, 4), budgets=(), inputs=[parent])
+    # the input had b, d, c; the top 2 files (a, d) lack b and c, the top 4 (a, d, b) lack c
+    assert sm.lost["q"] == {2: ["b.py", "c.py"], 4: ["c.py"]}
+    assert sm.per_query["q"]["Lost@2"] == 2.0
     assert sm.per_query["q"]["Lost@4"] == 1.0
-    assert "Lost@2" not in evaluate_stage(child, examples, corpus, ks=(2,)).means
+    # a retriever (no inputs) is fed by the corpus: every gold file it does not rank is lost
+    alone = evaluate_stage(child, examples, corpus, ks=(2,), budgets=())
+    assert alone.lost["q"] == {2: ["b.py", "c.py"]}
+    # two inputs: their union; nobody had c.py, so nothing of it is lost
+    p1, p2 = Run("p1", {"q": {"b1": 1.0}}), Run("p2", {"q": {"d1": 1.0}})
+    fused = evaluate_stage(Run("f", {"q": {"d1": 1.0}}), examples, corpus, ks=(1,), inputs=[p1, p2])
+    assert fused.lost["q"] == {1: ["b.py"]}
+
+
+def test_lost_counts_files_not_chunks(corpus: Corpus) -> None:
+    """A file ranked 2nd by its best chunk is in the top 2 files even when that
+    chunk is 3rd: it is not lost (the top-k *chunks* used to be read instead)."""
+    examples = [Example("q", "", ("b.py",))]
+    run = Run("r", {"q": {"a1": 0.9, "a2": 0.8, "b1": 0.7}})
+    sm = evaluate_stage(run, examples, corpus, ks=(2,), budgets=(), inputs=[run])
+    assert sm.per_query["q"]["R@2"] == 1.0
+    assert sm.per_query["q"]["Lost@2"] == 0.0 and "q" not in sm.lost
+
+
+def test_missing_gold_is_never_lost(corpus: Corpus) -> None:
+    examples = [Example("q", "", ("gone.py", "b.py"))]
+    sm = evaluate_stage(Run("r", {"q": {"a1": 1.0}}), examples, corpus, ks=(1,), budgets=())
+    assert sm.lost["q"] == {1: ["b.py"]}
 
 
 def test_evaluate_stage_empty_run_and_no_examples(examples: list[Example], corpus: Corpus) -> None:
     sm = evaluate_stage(Run("empty"), examples, corpus, ks=(1,), budgets=(8000,))
     assert sm.n_missing == 4
-    assert all(v == 0.0 for q in sm.per_query.values() for v in q.values())
+    scores = [v for q in sm.per_query.values() for m, v in q.items() if not m.startswith("Lost@")]
+    assert set(scores) == {0.0}
     none = evaluate_stage(Run("empty"), [], corpus)
     assert none.n_queries == 0
     assert all(math.isnan(v) for v in none.means.values())
@@ -346,7 +374,7 @@ def test_unknown_chunk_takes_a_rank_at_chunk_and_line_level(corpus: Corpus) -> N
 
 def test_metric_names(corpus: Corpus) -> None:
     ex = [Example("s", "", ("a.py",), gold_spans=(Span("a.py", 1, 2),))]
-    sm = evaluate_stage(Run("r"), ex, corpus, ks=(5,), budgets=(8000,), parent=Run("p"))
+    sm = evaluate_stage(Run("r"), ex, corpus, ks=(5,), budgets=(8000,), inputs=[Run("p")])
     assert list(sm.per_query["s"]) == [
         *("P@5", "R@5", "Hit@5", "Acc@5", "nDCG@5", "MRR", "MAP", "F1@5"),
         *("P@8k", "R@8k", "F1@8k", "Lost@5"),

@@ -154,7 +154,7 @@ def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyP
         ResultsDB(path)
     monkeypatch.setattr(dbmod, "MIGRATIONS", dbmod.MIGRATIONS[:-1])
     with ResultsDB(path) as db:
-        assert db.schema_version == 1
+        assert db.schema_version == len(dbmod.MIGRATIONS)
         assert not db.query("SELECT name FROM sqlite_master WHERE name = 'extra'")
 
 
@@ -237,7 +237,8 @@ def test_crash_mid_write_leaves_store_intact(tmp_path: Path) -> None:
         assert runs["good"].status == "done"
         assert db.query_metrics(good, "dense") == {"q1": {"P@5": 1.0}}
         crashed = runs["crashing"]
-        assert crashed.status == "running"  # visible as unfinished
+        assert crashed.status == "interrupted"  # its process is gone
+        assert crashed.error is not None and "ended before the run finished" in crashed.error
         assert db.stage_table(crashed.id) == {"dense": {"P@5": 0.1}}  # committed part kept
         assert db.query_metrics(crashed.id, "dense") == {}  # uncommitted part gone
 

@@ -9,6 +9,8 @@ import pytest
 
 from retrieval_bench.store.trec import (
     TrecFormatError,
+    decode_id,
+    encode_id,
     read_qrels,
     read_run,
     write_qrels,
@@ -67,28 +69,56 @@ def test_run_agrees_with_pytrec_eval_parser(tmp_path: Path) -> None:
     ("qid", "docid", "tag"),
     [
         ("q 1", "a", "t"),
-        ("q", "a b", "t"),
+        ("q", "my dir/a b.py:1-9:ff", "t"),
         ("q", "a\tb", "t"),
         ("q", "a", "my tag"),
-        ("q", "", "t"),
+        ("wëird q", "ünïcode dir/ß\u00a0x.py:3-4:00", "t"),
+        ("100%", "50% off.py:1-2:ab", "t%20x"),
+        ("q\n", "a\r\nb\u2028c\x1f", " t "),
     ],
 )
-def test_whitespace_is_rejected(tmp_path: Path, qid: str, docid: str, tag: str) -> None:
-    with pytest.raises(TrecFormatError, match="whitespace"):
-        write_run(tmp_path / "r.trec", Run("x", {qid: {docid: 1.0}}), tag=tag)
-    assert not (tmp_path / "r.trec").exists()  # nothing half-written
+def test_ids_with_whitespace_and_percent_round_trip(
+    tmp_path: Path, qid: str, docid: str, tag: str
+) -> None:
+    run = Run("x", {qid: {docid: 1.0, "plain.py:1-2:00": 0.5}})
+    write_run(tmp_path / "r.trec", run, tag=tag)
+    lines = (tmp_path / "r.trec").read_text(encoding="utf-8").splitlines()
+    assert [len(line.split()) for line in lines] == [6, 6]  # one field per value
+    assert lines[1].split()[2] == "plain.py:1-2:00"  # ids without whitespace/% are unchanged
+    back = read_run(tmp_path / "r.trec")
+    assert back.scores == run.scores and back.name == tag
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    with open(tmp_path / "r.trec") as fh:
+        assert {decode_id(q) for q in pytrec_eval.parse_run(fh)} == {qid}
+
+
+def test_encoding_is_percent_encoding_of_whitespace_and_percent() -> None:
+    assert encode_id("my dir/a b.py") == "my%20dir/a%20b.py"
+    assert encode_id("a\tb%c\u00a0ü") == "a%09b%25c%C2%A0ü"
+    assert decode_id(encode_id("a%20b %")) == "a%20b %"
+
+
+def test_empty_ids_are_rejected(tmp_path: Path) -> None:
+    for qid, docid, tag in (("q", "", "t"), ("", "a", "t"), ("q", "a", "")):
+        with pytest.raises(TrecFormatError, match="empty"):
+            write_run(tmp_path / "r.trec", Run("x", {qid: {docid: 1.0}}), tag=tag)
+        assert not (tmp_path / "r.trec").exists()  # nothing half-written
+    with pytest.raises(TrecFormatError, match="empty"):
+        write_qrels(tmp_path / "q.qrels", {"q": {"": 1}})
 
 
 def test_qrels_round_trip(tmp_path: Path) -> None:
-    qrels = {"q1": {"a.py": 1, "b.py": 0}, "q2": {"src/x.go": 2, "y:1-2": -1}}
-    assert write_qrels(tmp_path / "q.qrels", qrels) == 4
+    qrels = {"q1": {"a.py": 1, "b.py": 0}, "q2": {"src/x.go": 2, "y:1-2": -1}, "q 3": {"a b": 1}}
+    assert write_qrels(tmp_path / "q.qrels", qrels) == 5
     assert read_qrels(tmp_path / "q.qrels") == qrels
-    assert (tmp_path / "q.qrels").read_text().splitlines()[0] == "q1 0 a.py 1"
+    lines = (tmp_path / "q.qrels").read_text().splitlines()
+    assert lines[0] == "q1 0 a.py 1" and lines[-1] == "q%203 0 a%20b 1"
     pytrec_eval = pytest.importorskip("pytrec_eval")
     with open(tmp_path / "q.qrels") as fh:
-        assert pytrec_eval.parse_qrel(fh) == qrels
-    with pytest.raises(TrecFormatError):
-        write_qrels(tmp_path / "bad.qrels", {"q": {"a b": 1}})
+        parsed = pytrec_eval.parse_qrel(fh)
+    assert {decode_id(q): {decode_id(d): r for d, r in ds.items()} for q, ds in parsed.items()} == (
+        qrels
+    )
 
 
 @pytest.mark.parametrize(

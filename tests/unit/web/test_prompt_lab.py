@@ -138,3 +138,35 @@ def test_user_data_is_escaped(client: TestClient) -> None:
     assert client.post(f"{API}/rows", json=row).status_code == 200
     page = client.get(f"/prompts/{USE_CASE}").text
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+
+
+def test_lab_text_names_the_button_and_textareas_fit_their_text(client: TestClient) -> None:
+    page = client.get(f"/prompts/{USE_CASE}").text
+    hint = page.split("No runs yet", 1)[1].split("</p>", 1)[0]
+    button = re.search(r"<button id='run-all'>([^<]+)</button>", page)
+    assert button is not None and button.group(1) in hint
+    lab = client.get(API).json()
+    long_user = "\n".join(f"line {i}" for i in range(12))
+    prompt = {**lab["prompts"][0], "user": lab["prompts"][0]["user"] + "\n" + long_user}
+    assert client.post(f"{API}/prompts", json=prompt).status_code == 200
+    page = client.get(f"/prompts/{USE_CASE}").text
+    areas = re.findall(r"<textarea ([^>]*)>([^<]*)</textarea>", page)
+    assert areas
+    for attrs, text in areas:
+        rows = int(re.search(r'rows="(\d+)"', attrs).group(1))  # type: ignore[union-attr]
+        assert rows >= text.count("\n") + 1, (attrs, text[:40])
+        assert "autosize" in attrs  # grows while typing (static/app.js)
+
+
+def test_prompt_lab_index_shows_shipped_use_cases_as_shipped(tmp_path: Path) -> None:
+    from tests.unit.web.htmltables import tables
+
+    fresh = TestClient(create_app(Workspace(tmp_path / "fresh")))
+    t = tables(fresh.get("/prompts").text)["use-cases"]
+    row = t.rows[t.column("use case").index(USE_CASE)]
+    assert row[t.header.index("rows")] == "10" and row[t.header.index("prompts")] == "3"
+    assert "shipped" in row[t.header.index("state")]
+    fresh.get(f"/prompts/{USE_CASE}")  # opening the lab loads the examples
+    t = tables(fresh.get("/prompts").text)["use-cases"]
+    row = t.rows[t.column("use case").index(USE_CASE)]
+    assert row[t.header.index("rows")] == "10" and "shipped" not in row[t.header.index("state")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 
@@ -48,7 +49,7 @@ def test_run_page_has_stage_table_and_funnel(client: TestClient, bench_ws: Bench
     from retrieval_bench.store.db import ResultsDB
 
     r5 = ResultsDB(ws.db_path).stage_table(both)["rrf"]["R@5"]
-    assert f"R@5 {r5:.3f}" in resp.text  # the funnel bar's label carries the stored value
+    assert f"recall {r5:.3f}" in resp.text  # the funnel's context step: the stored R@5
 
 
 def test_drill_down_shows_gold_and_lost_files(client: TestClient, bench_ws: Bench) -> None:
@@ -85,3 +86,135 @@ def test_unknown_run_is_a_404_page(client: TestClient) -> None:
     assert client.get("/compare", params={"base": "nope", "cand": "nope2"}).status_code == 404
     assert client.get("/runs/<script>").status_code == 404
     assert "<script>" not in client.get("/runs/<script>").text.split("<main>")[1]
+
+
+# ---------------------------------------------------------------- run page: queries
+
+
+def _floats(cells: list[str]) -> list[float]:
+    return [float("nan") if c == "–" else float(c) for c in cells]
+
+
+def test_run_page_lists_queries_with_metrics_of_the_chosen_stage(
+    client: TestClient, bench_ws: Bench
+) -> None:
+    from retrieval_bench.store.db import ResultsDB
+    from retrieval_bench.web.runs import cell
+    from tests.unit.web.htmltables import tables
+
+    ws, both, _ = bench_ws
+    db = ResultsDB(ws.db_path)
+    page = client.get(f"/runs/{both}").text
+    queries = tables(page)["queries"]
+    assert queries.header[:2] == ["query", "question"]
+    assert {"R@5", "P@5", "MRR", "nDCG@5", "lost", "failed"} <= set(queries.header)
+    assert '<select name="stage"' in page and '<option value="bm25"' in page
+    for stage, params in (("rrf", {}), ("bm25", {"stage": "bm25"})):  # default: the last stage
+        t = tables(client.get(f"/runs/{both}", params=params).text)["queries"]
+        stored = db.query_metrics(both, stage)
+        assert sorted(r[0] for r in t.rows) == sorted(stored)
+        for row, links in zip(t.rows, t.links, strict=True):
+            assert links[0] == f"/runs/{both}/queries/{row[0]}"  # still opens the drill-down
+            for metric in ("R@5", "MRR", "nDCG@5", "lost"):
+                value = stored[row[0]][metric]
+                assert row[t.header.index(metric)] == cell(metric, value), (stage, metric)
+    missing = client.get(f"/runs/{both}", params={"stage": "no-such-stage"})
+    assert missing.status_code == 404 and "bm25" in missing.text
+
+
+def test_query_table_sorts_by_the_clicked_column(client: TestClient, bench_ws: Bench) -> None:
+    from tests.unit.web.htmltables import tables
+
+    _, both, _ = bench_ws
+    t = tables(client.get(f"/runs/{both}").text)["queries"]
+    href = t.header_links["MRR"]
+    assert "sort=MRR" in href
+    by_mrr = tables(client.get(href).text)["queries"]
+    first = _floats(by_mrr.column("MRR"))
+    assert first == sorted(first) and len(set(first)) > 1  # worst first for a score
+    flipped = tables(client.get(by_mrr.header_links["MRR"]).text)["queries"]
+    assert _floats(flipped.column("MRR")) == sorted(first, reverse=True)
+    lost = tables(client.get(t.header_links["lost"]).text)["queries"]
+    assert _floats(lost.column("lost")) == sorted(_floats(lost.column("lost")), reverse=True)
+    by_id = tables(client.get(t.header_links["query"]).text)["queries"]
+    assert by_id.column("query") == sorted(by_id.column("query"))
+    assert client.get(f"/runs/{both}", params={"sort": "nope"}).status_code == 400
+
+
+# ---------------------------------------------------------------- run page: funnel
+
+
+def test_run_page_funnel_narrows_from_candidates_to_context(
+    client: TestClient, bench_ws: Bench
+) -> None:
+    from retrieval_bench.store.db import ResultsDB
+    from retrieval_bench.store.trec import read_run
+    from retrieval_bench.web.html import rate
+    from tests.unit.web.htmltables import tables
+
+    ws, both, _ = bench_ws
+    page = client.get(f"/runs/{both}").text
+    funnel = tables(page)["funnel"]
+    assert [r[0] for r in funnel.rows] == [
+        "candidates (bm25 ∪ exact)", "fused (rrf)", "context (top 5 files of rrf)"]  # fmt: skip
+    assert page.count("<polygon") >= 3 and 'aria-label="funnel"' in page
+    # the context step is the final stage's R@5 as stored
+    r5 = ResultsDB(ws.db_path).stage_table(both)["rrf"]["R@5"]
+    assert funnel.rows[-1][funnel.header.index("recall")] == rate(r5)
+    # the candidates step, recomputed here from the TREC files and queries.jsonl
+    queries = [json.loads(x) for x in (ws.results_dir / both / "queries.jsonl").open()]
+    runs = [read_run(ws.results_dir / both / "runs" / "shopapi" / f"{s}.trec")
+            for s in ("bm25", "exact")]  # fmt: skip
+    recalls, lost = [], 0
+    for q in queries:
+        files = {cid.rsplit(":", 2)[0] for r in runs for cid in r.ids(q["query_id"])}
+        gold = set(q["gold_files"])
+        recalls.append(len(gold & files) / len(gold))
+        lost += len(gold - set(q["missing_gold"]) - files)
+    cand = funnel.rows[0]
+    assert cand[funnel.header.index("recall")] == rate(sum(recalls) / len(recalls))
+    assert cand[funnel.header.index("lost here")] == str(lost)
+    # each step's found = the previous step's found - what this step lost (the sets nest)
+    found = [int(r[funnel.header.index("gold found")].split("/")[0]) for r in funnel.rows]
+    lost_here = [int(r[funnel.header.index("lost here")]) for r in funnel.rows]
+    assert all(found[i] == found[i - 1] - lost_here[i] for i in range(1, len(found)))
+    solo = tables(client.get(f"/runs/{both}", params={"stage": "bm25"}).text)["funnel"]
+    assert [r[0] for r in solo.rows] == ["candidates (bm25)", "context (top 5 files of bm25)"]
+
+
+# ---------------------------------------------------------------- compare
+
+
+def test_web_compare_gives_the_cli_p_values_and_intervals(
+    client: TestClient, bench_ws: Bench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from retrieval_bench.cli import main
+    from retrieval_bench.harness.compare import DEFAULT_RESAMPLES
+    from retrieval_bench.web.html import num, pval
+    from tests.unit.web.htmltables import tables
+
+    ws, both, bm25 = bench_ws
+    capsys.readouterr()
+    assert main(["--workspace", str(ws.root), "compare", bm25, both, "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert cli["n_resamples"] == DEFAULT_RESAMPLES
+    page = client.get("/compare", params={"base": bm25, "cand": both}).text
+    assert f"{DEFAULT_RESAMPLES} resamples" in page
+    web = tables(page)["comparison"]
+    cells = {(r[0], r[1]): r for r in web.rows}
+    assert len(cells) == len(cli["rows"]) > 0
+    for row in cli["rows"]:
+        got = cells[(row["stage"], row["metric"])]
+        assert got[web.header.index("p")] == pval(row["p_value"]), row
+        ci = f"[{num(row['ci_low'])}, {num(row['ci_high'])}]"
+        assert got[web.header.index("95% CI")] == ci, row
+
+
+def test_cli_compare_default_resamples_is_the_shared_constant() -> None:
+    from retrieval_bench.cli import build_parser
+    from retrieval_bench.harness.compare import DEFAULT_RESAMPLES, compare_runs
+
+    args = build_parser().parse_args(["compare", "a", "b"])
+    assert args.resamples == DEFAULT_RESAMPLES
+    default = inspect.signature(compare_runs).parameters["n_resamples"].default
+    assert default == DEFAULT_RESAMPLES

@@ -1,0 +1,173 @@
+"""Checking a benchmark config's stages before any work is done.
+
+Pydantic validates the config's own keys; a stage entry's further keys are
+the stage factory's keyword parameters, which only the registry knows. They
+are checked here, against the factory's signature, before a snapshot is
+opened or a file chunked: a typo such as ``{name: rrf, krrf: 60}`` must stop
+the run with a message naming the parameter and the valid ones, not surface
+later as a stage that "failed" on every query and scored 0.
+
+Values are checked against the factory's type annotations with pydantic, as
+the config's own keys are. The chunker is also instantiated (cheap, and its value checks, such as a
+negative ``budget``, then fail here too). Retrievers, fusions and rerankers
+are not instantiated: some load models when built.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ConfigDict, ValidationError, create_model
+
+from retrieval_bench import registry
+from retrieval_bench.config import BenchmarkConfig, StageSpec
+from retrieval_bench.errors import ConfigError
+
+INJECTED = frozenset({"llm", "name"})
+"""Parameters the harness passes itself (the shared LLM client, the stage label)."""
+STAGE_KEYS: dict[str, frozenset[str]] = {
+    "chunkers": frozenset(),
+    "retrievers": frozenset(),
+    "fusions": frozenset(),
+    "rerankers": frozenset({"input"}),
+}
+"""Keys a stage entry may carry besides the factory's parameters (``input``: the
+stage a reranker reranks). ``name`` and ``id`` are the entry's own fields."""
+
+
+def _inits(factory: object) -> list[object]:
+    """The callables whose keyword parameters ``factory`` accepts: a class's
+    ``__init__`` and, while one passes ``**kwargs`` on, its bases' ``__init__``."""
+    if not inspect.isclass(factory):
+        return [factory]
+    chain: list[object] = []
+    for klass in factory.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        chain.append(init)
+        if not _named(init)[1]:
+            break
+    return chain
+
+
+def _annotations(func: object) -> dict[str, Any]:
+    """Resolved parameter annotations of ``func``; unresolvable ones are left out
+    (their values are then not type-checked)."""
+    try:
+        return dict(typing.get_type_hints(func))
+    except Exception:  # noqa: BLE001 - a forward reference that cannot be resolved
+        pass
+    hints: dict[str, Any] = {}
+    globalns = getattr(func, "__globals__", {})
+    for name, raw in getattr(func, "__annotations__", {}).items():
+        try:
+            hints[name] = eval(raw, globalns) if isinstance(raw, str) else raw  # noqa: S307
+        except Exception:  # noqa: BLE001
+            continue
+    return hints
+
+
+def check_param_types(kind: str, spec: StageSpec, where: str) -> None:
+    """ConfigError naming the first parameter whose value does not fit the type
+    the factory declares (``retrievers.1.k1: Input should be a valid number``)."""
+    hints: dict[str, Any] = {}
+    for init in reversed(_inits(registry.get(kind, spec.name))):
+        hints.update(_annotations(init))
+    params = {k: v for k, v in spec.params().items() if k in hints and k not in INJECTED}
+    if not params:
+        return
+    fields: dict[str, Any] = {k: (hints[k], None) for k in params}
+    model = create_model(
+        f"{spec.name}_params",
+        __config__=ConfigDict(arbitrary_types_allowed=True),
+        **fields,
+    )
+    try:
+        model.model_validate(params)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{where}.{loc}: {first['msg']}{more}") from None
+
+
+def accepted_parameters(factory: object) -> set[str] | None:
+    """Keyword parameters ``factory`` accepts; None when it takes ``**kwargs``
+    that nothing in its class hierarchy names (anything may be valid)."""
+    if inspect.isclass(factory):
+        accepted: set[str] = set()
+        for klass in factory.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            params, open_ended = _named(init)
+            accepted |= params
+            if not open_ended:
+                return accepted - {"self"}
+        return None
+    params, open_ended = _named(factory)
+    return None if open_ended else params
+
+
+def _named(func: object) -> tuple[set[str], bool]:
+    try:
+        sig = inspect.signature(func)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return set(), True
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    named = {p.name for p in sig.parameters.values() if p.kind in kinds}
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+    return named, open_ended
+
+
+def check_stage(kind: str, spec: StageSpec, where: str) -> None:
+    """ConfigError when ``spec.name`` is not registered under ``kind`` or one of
+    its parameters is not one the factory takes; ``where`` is the entry's
+    location in the config (``fusions.2``)."""
+    try:
+        factory = registry.get(kind, spec.name)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}.name: {exc}") from None
+    accepted = accepted_parameters(factory)
+    if accepted is None:
+        return
+    valid = (accepted - INJECTED) | STAGE_KEYS.get(kind, frozenset())
+    unknown = [p for p in spec.params() if p not in valid]
+    if unknown:
+        choices = ", ".join(sorted(valid | {"id"})) or "(none)"
+        bad = ", ".join(repr(p) for p in unknown)
+        noun = "parameter" if len(unknown) == 1 else "parameters"
+        raise ConfigError(
+            f"{where}.{unknown[0]}: unknown {noun} {bad} of {kind[:-1]} {spec.name!r}; "
+            f"valid parameters: {choices}"
+        )
+    check_param_types(kind, spec, where)
+
+
+def _entries(cfg: BenchmarkConfig) -> Iterable[tuple[str, str, StageSpec]]:
+    yield "chunkers", "chunker", cfg.chunker
+    lists: Sequence[tuple[str, list[StageSpec]]] = (
+        ("retrievers", cfg.retrievers),
+        ("fusions", cfg.fusions),
+        ("rerankers", cfg.rerankers),
+    )
+    for kind, specs in lists:
+        for i, spec in enumerate(specs):
+            yield kind, f"{kind}.{i}", spec
+
+
+def validate_stages(cfg: BenchmarkConfig) -> None:
+    """Check every stage entry of ``cfg`` (names, parameter names, the chunker's
+    values); the first problem raises :class:`ConfigError`."""
+    for kind, where, spec in _entries(cfg):
+        check_stage(kind, spec, where)
+    try:
+        registry.create("chunkers", cfg.chunker.name, **cfg.chunker.params())
+    except ConfigError as exc:
+        raise ConfigError(f"chunker: {exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"chunker ({cfg.chunker.name}): {exc}") from None

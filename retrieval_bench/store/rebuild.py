@@ -1,0 +1,218 @@
+"""``rbench runs --rebuild-db``: a new results database from the run folders.
+
+The database file is moved aside when it is damaged (kept as
+``rbench.sqlite.corrupt-<time>`` for inspection), then every
+``results/<run-id>/`` the database lacks is loaded back: from its
+``run.json`` (:mod:`retrieval_bench.store.runfile`) plus
+``query_metrics.jsonl``. Folders written before ``run.json`` existed are
+recovered from ``config.json`` and ``query_metrics.jsonl`` alone: their
+``all`` and ``dataset=`` tables are recomputed from the per-query metrics
+(other subsets, stage timings and LLM counts are not on disk), and the run
+says so in its notes. The prompt lab's tables live in the same file; those
+still readable in the damaged file are copied over.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.store.corrupt import CorruptDBError, is_corrupt, move_aside
+from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.store.runfile import RUN_FILE, QueryRow, import_run, query_metric_rows
+from retrieval_bench.workspace import Workspace
+
+__all__ = ["RebuildReport", "rebuild_db"]
+
+LEGACY_NOTE = (
+    "rebuilt from results/ without run.json: only the all and dataset= subsets; "
+    "no stage timings or LLM counts"
+)
+
+
+@dataclass
+class RebuildReport:
+    db_path: Path
+    results_dir: Path
+    moved_to: Path | None = None
+    """Where the damaged file went; None when the database was healthy (or absent)."""
+    restored: list[tuple[str, str, str]] = field(default_factory=list)
+    """(run id, status, name) of each run loaded back."""
+    legacy: list[str] = field(default_factory=list)
+    """Restored runs that had no run.json (partial tables)."""
+    already: int = 0
+    """Run folders whose run the database already had."""
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    """(folder, reason) of the run folders that could not be loaded."""
+    salvaged: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    """Prompt-lab tables copied from / unreadable in the damaged file."""
+
+
+def _healthy(path: Path) -> bool:
+    try:
+        con = sqlite3.connect(path)
+        try:
+            rows = con.execute("PRAGMA quick_check").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        if is_corrupt(exc):
+            return False
+        raise
+    return rows == [("ok",)]
+
+
+def rebuild_db(ws: Workspace) -> RebuildReport:
+    """Move a damaged database aside and load every run folder it lacks."""
+    report = RebuildReport(ws.db_path, ws.results_dir)
+    if ws.db_path.exists() and not _healthy(ws.db_path):
+        report.moved_to = move_aside(ws.db_path)
+    try:
+        db = ResultsDB(ws.db_path)
+    except CorruptDBError:  # passed the quick check, failed on a deeper page
+        report.moved_to = move_aside(ws.db_path)
+        db = ResultsDB(ws.db_path)
+    with db:
+        folders = sorted(ws.results_dir.iterdir()) if ws.results_dir.is_dir() else []
+        for folder in folders:
+            if folder.is_dir() and not folder.name.startswith("."):
+                _restore(db, folder, report)
+    if report.moved_to is not None:
+        _salvage_prompt_tables(ws.db_path, report.moved_to, report)
+    return report
+
+
+def _restore(db: ResultsDB, folder: Path, report: RebuildReport) -> None:
+    run_file, metrics_file = folder / RUN_FILE, folder / "query_metrics.jsonl"
+    if not run_file.is_file() and not (folder / "config.json").is_file():
+        return  # not a run folder
+    try:
+        rows = list(query_metric_rows(metrics_file)) if metrics_file.is_file() else []
+        legacy = not run_file.is_file()
+        if legacy:
+            data = _legacy_run(folder, rows)
+        else:
+            data = json.loads(run_file.read_text(encoding="utf-8"))
+        if data["run"]["id"] != folder.name:
+            raise ValueError(f"{RUN_FILE} is for run {data['run']['id']}")
+        if import_run(db, data, rows):
+            run = data["run"]
+            report.restored.append((run["id"], run["status"], run["name"]))
+            if legacy:
+                report.legacy.append(run["id"])
+        else:
+            report.already += 1
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        sqlite3.IntegrityError,
+    ) as exc:
+        report.unreadable.append((str(folder), f"{type(exc).__name__}: {exc}"))
+
+
+def _created_at(run_id: str) -> str:
+    try:
+        return datetime.strptime(run_id[:15], "%Y%m%d-%H%M%S").isoformat() + "+00:00"
+    except ValueError:
+        return "1970-01-01T00:00:00+00:00"
+
+
+def _legacy_run(folder: Path, rows: list[QueryRow]) -> dict[str, Any]:
+    """run.json-shaped data from a folder written before run.json existed."""
+    saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config, prov = saved.get("config") or {}, saved.get("provenance") or {}
+    datasets: dict[str, str] = {}  # query id → dataset
+    metrics_file = folder / "query_metrics.jsonl"
+    if metrics_file.is_file():
+        for line in metrics_file.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                datasets[rec["query_id"]] = rec.get("dataset", "")
+    members: dict[str, set[str]] = {"all": set(datasets)}
+    if len(set(datasets.values())) > 1:
+        for qid, name in datasets.items():
+            members.setdefault(f"dataset={name}", set()).add(qid)
+    order = [str(s.get("id") or s.get("name")) for kind in ("retrievers", "fusions", "rerankers")
+             for s in config.get(kind, []) if isinstance(s, dict)]  # fmt: skip
+    per_stage: dict[str, dict[str, dict[str, float | None]]] = {}
+    for stage, qid, metric, value in rows:
+        per_stage.setdefault(stage, {}).setdefault(qid, {})[metric] = value
+    order += [s for s in per_stage if s not in order]
+    stages = []
+    for pos, stage in enumerate(s for s in order if s in per_stage):
+        tables = {}
+        for subset, ids in members.items():
+            table = _means([m for q, m in per_stage[stage].items() if q in ids])
+            if table:
+                tables[subset] = table
+        stages.append({"stage": stage, "position": pos, "metrics": tables})
+    return {
+        "run": {
+            "id": folder.name,
+            "name": str(config.get("name") or folder.name),
+            "created_at": _created_at(folder.name),
+            "status": "done" if rows else "failed",
+            "error": None if rows else "rebuilt from results/: the run left no per-query metrics",
+            "config": config,
+            "provenance": prov,
+            "dataset_fingerprint": prov.get("dataset_fingerprint"),
+            "notes": LEGACY_NOTE,
+        },
+        "stages": stages,
+    }
+
+
+def _means(rows: list[dict[str, float | None]]) -> dict[str, float]:
+    """Each metric's mean over the queries that have it (as the harness aggregates)."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for row in rows:
+        for m, v in row.items():
+            sums[m] = sums.get(m, 0.0) + (math.nan if v is None else v)
+            counts[m] = counts.get(m, 0) + 1
+    return {m: sums[m] / counts[m] for m in sorted(sums)}
+
+
+def _salvage_prompt_tables(path: Path, damaged: Path, report: RebuildReport) -> None:
+    """Copy the prompt lab's tables (``pe_*``) that can still be read from the damaged file."""
+    from retrieval_bench.prompt_eval.store import PromptStore
+
+    PromptStore(path).close()  # creates the current prompt-lab schema in the new file
+    con = sqlite3.connect(path.resolve().as_uri(), uri=True)
+    try:
+        try:
+            con.execute("ATTACH DATABASE ? AS old", (damaged.resolve().as_uri() + "?mode=ro",))
+            old = [
+                r[0] for r in con.execute("SELECT name FROM old.sqlite_master WHERE type = 'table'")
+            ]
+        except sqlite3.DatabaseError:
+            old = []
+        new = [
+            r[0] for r in con.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
+        ]
+        for table in sorted(t for t in old if t.startswith("pe_") and t in new):
+            if table.endswith("schema_version"):
+                continue
+            cols = [r[1] for r in con.execute(f"PRAGMA main.table_info({table})")]
+            have = {r[1] for r in con.execute(f"PRAGMA old.table_info({table})")}
+            names = ", ".join(c for c in cols if c in have)
+            try:
+                with con:
+                    con.execute(
+                        f"INSERT OR IGNORE INTO main.{table} ({names}) "
+                        f"SELECT {names} FROM old.{table}"
+                    )
+                report.salvaged.append(table)
+            except sqlite3.DatabaseError:
+                report.lost.append(table)
+    finally:
+        con.close()
