@@ -15,18 +15,18 @@ from typing import Any
 
 from retrieval_bench import registry
 from retrieval_bench.chunking.base import Chunker
-from retrieval_bench.config import BenchmarkConfig, StageSpec, load_config
+from retrieval_bench.config import BenchmarkConfig, load_config
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.pipeline import (
-    Progress,
-    _index_name,
-    _needs_vectors,
-    _takes_codebase_index,
     build_corpus,
+    index_name,
+    make_chunker,
+    needs_vectors,
 )
 from retrieval_bench.harness.runner import BenchmarkResult, run_benchmark
-from retrieval_bench.progress import for_label
+from retrieval_bench.progress import Progress, for_label
 from retrieval_bench.snapshot import open_snapshot
+from retrieval_bench.specs import StageSpec
 from retrieval_bench.types import Chunk
 from retrieval_bench.workspace import Workspace
 
@@ -39,11 +39,6 @@ def run(
     """``rbench run``: run a benchmark config (object or YAML/TOML path)."""
     cfg = config if isinstance(config, BenchmarkConfig) else load_config(config)
     return run_benchmark(cfg, workspace, progress)
-
-
-def make_chunker(name: str = "ast", **params: Any) -> Chunker:
-    chunker: Chunker = registry.create("chunkers", name, **params)
-    return chunker
 
 
 def index(
@@ -66,7 +61,7 @@ def index(
     snapshot = open_snapshot(repo, ws.snapshots_dir)
     chunker = chunker or make_chunker()
     embedder = default_embedder(ws)
-    name = _index_name(snapshot, chunker, embedder.name)
+    name = index_name(snapshot, chunker, embedder.name)
     store = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder)
     report = for_label(progress, f"index {Path(snapshot.root).name}")
     if store.exists() and not rebuild:
@@ -98,7 +93,7 @@ def query(
         raise ConfigError(f"n must be 1 or more (got {n}): the number of chunks to return")
     ws = workspace or Workspace.default()
     snapshot = open_snapshot(repo, ws.snapshots_dir)
-    with_vectors = _needs_vectors([StageSpec(name=retriever)])
+    with_vectors = needs_vectors([StageSpec(name=retriever)])
     corpus, store = build_corpus(
         snapshot,
         chunker or make_chunker(),
@@ -108,10 +103,7 @@ def query(
         index_uri=index_uri,
     )
     searcher = registry.create("retrievers", retriever, **params)
-    if _takes_codebase_index(searcher):
-        searcher.index(corpus, codebase_index=store)
-    else:
-        searcher.index(corpus)
+    searcher.index(corpus, store if searcher.uses_vector_index else None)
     run_ = searcher.search({"q": question}, n)
     return [(corpus.by_id[c], s) for c, s in run_.ranked("q")]
 

@@ -34,25 +34,24 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.factory import MetricSpec, duplicate_labels
-
-
-class StageSpec(BaseModel):
-    """One pluggable stage: a registry name plus its parameters."""
-
-    model_config = ConfigDict(extra="allow")
-    name: str
-    id: str | None = None
-
-    @property
-    def label(self) -> str:
-        return self.id or self.name
-
-    def params(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
+from retrieval_bench.llm.settings import LLMSpec
+from retrieval_bench.specs import (
+    MetricSpec,
+    StageSpec,
+    duplicate_labels,
+    format_validation_error,
+)
 
 
 class DatasetSpec(BaseModel):
@@ -73,24 +72,6 @@ class DatasetSpec(BaseModel):
     """Only the first N training examples (LLM stages also run on them)."""
     ignore: list[str] = Field(default_factory=list)
     """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
-
-
-class LLMSpec(BaseModel):
-    """The ``llm:`` section: which OpenAI-compatible server the LLM stages use."""
-
-    model_config = ConfigDict(extra="forbid")
-    base_url: str | None = None
-    """None = the embedded local server (started on demand, reused afterwards)."""
-    model: str = "smollm2"
-    api_key_env: str = "OPENAI_API_KEY"
-    """Name of the environment variable holding the key (never the key itself)."""
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=3, ge=0)
-    backoff_s: float = Field(default=0.5, ge=0)
-    concurrency: int = Field(default=1, ge=1)
-    cache: bool = True
-    cost_per_1k_prompt: float = 0.0
-    cost_per_1k_completion: float = 0.0
 
 
 class MetricsSpec(BaseModel):
@@ -175,7 +156,7 @@ class BenchmarkConfig(BaseModel):
     @model_validator(mode="after")
     def _unique_labels(self) -> BenchmarkConfig:
         labels = [s.label for s in self.stage_specs()]
-        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        dupes = duplicate_labels(self.stage_specs())
         if dupes:
             raise ValueError(f"stage labels must be unique; give an 'id' to: {', '.join(dupes)}")
         for ds in self.datasets:
@@ -237,12 +218,8 @@ class BenchmarkConfig(BaseModel):
         return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
-def _format_error(source: str, exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{source}: {loc}: {first['msg']}{more}"
-
+_SHORT_FORM_KEYS = {"answer_metrics", "llm"}
+_SPEC_LIST: TypeAdapter[list[MetricSpec]] = TypeAdapter(list[MetricSpec])
 
 PATH_PARAMS = ("model_path", "adapter", "index_uri", "cache_dir", "rg_path")
 """Stage parameters that name a file or folder: resolved like the dataset paths."""
@@ -256,7 +233,7 @@ def parse_config(
     try:
         cfg = BenchmarkConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_error(source, exc)) from None
+        raise ConfigError(format_validation_error(source, exc)) from None
     if base_dir is not None:
         for ds in cfg.datasets:
             if not ds.questions.is_absolute():
@@ -288,6 +265,37 @@ def read_mapping(path: Path, what: str, wanted: str, shape: str) -> dict[str, An
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping {shape}")
     return data
+
+
+def load_metric_specs(path: Path | str) -> tuple[list[MetricSpec], LLMSpec | None]:
+    """The ``answer_metrics`` (and ``llm``) of a YAML/TOML file.
+
+    The file is either a full benchmark config (validated as one) or just
+    ``{answer_metrics: [...], llm: {...}}``. The LLM spec is None when the
+    file has no ``llm:`` section; the metric list may be empty.
+    """
+    path = Path(path)
+    data = read_mapping(path, "metrics file", "file", "with an answer_metrics: list")
+    if not set(data) <= _SHORT_FORM_KEYS:
+        cfg = parse_config(data, str(path))
+        return list(cfg.answer_metrics), (cfg.llm if "llm" in data else None)
+    try:
+        specs = _SPEC_LIST.validate_python(data.get("answer_metrics") or [])
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(str(path), exc, ("answer_metrics",))) from None
+    dupes = duplicate_labels(specs)
+    if dupes:
+        raise ConfigError(
+            f"{path}: answer_metrics: metric labels must be unique; "
+            f"give an 'id' to: {', '.join(dupes)}"
+        )
+    llm_spec = None
+    if data.get("llm") is not None:
+        try:
+            llm_spec = LLMSpec.model_validate(data["llm"])
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(str(path), exc, ("llm",))) from None
+    return specs, llm_spec
 
 
 def load_config(path: Path | str, base_dir: Path | None = None) -> BenchmarkConfig:

@@ -21,8 +21,9 @@ from pathlib import Path
 from perf_common import write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.llm.base import chat_request
-from retrieval_bench.llm.client import ClientSettings, LLMClient
+from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.local_server import LocalServer
+from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +60,7 @@ def main() -> None:
         try:
             rates = {}
             for conc in (1, args.n):
-                client = LLMClient(ClientSettings(state.base_url, "smollm2", concurrency=conc))
+                client = LLMClient(LLMSpec(base_url=state.base_url, concurrency=conc))
                 client.chat_many(reqs[:2])  # warm-up
                 t0 = time.perf_counter()
                 outs = client.chat_many(reqs)

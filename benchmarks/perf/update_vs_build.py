@@ -32,12 +32,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from retrieval_bench.index.build_stats import BuildStats
 from retrieval_bench.index.embed import (
     CachedEmbedder,
     EmbeddingCache,
     SentenceTransformerEmbedder,
 )
-from retrieval_bench.index.store import BuildStats, CodebaseIndex
+from retrieval_bench.index.store import CodebaseIndex
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embedding_throughput import FIXTURES, generated_repo, make_chunker  # noqa: E402

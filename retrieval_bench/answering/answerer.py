@@ -11,7 +11,7 @@ Seed 002 "Processing": "we process any file references to make them
 clickable links to the file itself". Every answer's file references are
 extracted (:func:`retrieval_bench.answering.references.extract_references`),
 resolved against the repository's file list (the corpus' files;
-:func:`~retrieval_bench.answering.references.resolve_path`) and flagged:
+:func:`~retrieval_bench.answering.paths.resolve_path`) and flagged:
 ``exists`` (the file is in the repository), ``lines_exist`` (the cited line
 range lies within the file) and ``in_context`` (the file was shown to the
 model: a reference to anything else discusses unseen code).
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from retrieval_bench.answering.paths import PathIndex, match_path
 from retrieval_bench.answering.prompts import (
     RUNGS,
     Context,
@@ -37,7 +38,7 @@ from retrieval_bench.answering.prompts import (
     render_prompt,
     tree_of,
 )
-from retrieval_bench.answering.references import PathIndex, extract_references, match_path
+from retrieval_bench.answering.references import extract_references
 from retrieval_bench.chunking.tokenizer import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Parser
 
+from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.chunking.languages import (
     Definition,
     LanguageSpec,
@@ -56,7 +57,7 @@ from retrieval_bench.chunking.text import (
 )
 from retrieval_bench.chunking.tokenizer import DEFAULT_TOKENIZER, get_tokenizer
 from retrieval_bench.files import SourceFile
-from retrieval_bench.registry import register
+from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -70,11 +71,11 @@ _TRIVIAL_BODY = re.compile(rb"^[\s{};]*(\.\.\.|pass)?[\s{};]*$")
 Found = tuple[int, int, Definition]
 
 
-@register("chunkers", "ast")
-class AstChunker:
+@CHUNKERS.register("ast")
+class AstChunker(Chunker):
     """Structure-aware chunking with a token budget (see module docstring).
 
-    Construct with ``registry.create("chunkers", "ast", budget=512)``. A chunker
+    Construct with ``CHUNKERS.create("ast", budget=512)``. A chunker
     keeps one tree-sitter parser per language, so use one instance per thread.
     """
 

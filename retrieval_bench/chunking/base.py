@@ -1,27 +1,34 @@
-"""The chunker protocol and the shared chunk-id rule (SPEC §1.1)."""
+"""The chunker contract and the shared chunk-id rule (see docs/architecture.md)."""
 
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
 
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.types import Chunk
 
 
-class Chunker(Protocol):
-    """Turns one source file into chunks. Must never raise on bad source text."""
+class Chunker(ABC):
+    """Turns one source file into chunks. Must never raise on bad source text.
+
+    ``name`` and :meth:`config` are part of the LanceDB index key; chunk
+    sizes are counted with the tokenizer named ``tokenizer_name`` (a name
+    :func:`retrieval_bench.chunking.tokenizer.get_tokenizer` knows).
+    """
 
     name: str
     tokenizer_name: str
 
-    def chunk_file(self, source: SourceFile) -> list[Chunk]: ...
+    @abstractmethod
+    def chunk_file(self, source: SourceFile) -> list[Chunk]:
+        """The chunks of one file (built with :func:`retrieval_bench.chunking.text.make_chunk`)."""
 
+    @abstractmethod
     def config(self) -> dict[str, object]:
         """Parameters that determine the output (part of the index key)."""
-        ...
 
 
 def chunk_id(path: str, start_line: int, end_line: int, text: str) -> str:

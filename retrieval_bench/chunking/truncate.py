@@ -10,6 +10,7 @@ M-th token — at a word boundary, never inside a WordPiece word — and
 
 from __future__ import annotations
 
+from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.chunking.languages import language_for_path
 from retrieval_bench.chunking.text import LineText, make_chunk
 from retrieval_bench.chunking.tokenizer import (
@@ -19,13 +20,13 @@ from retrieval_bench.chunking.tokenizer import (
     token_windows,
 )
 from retrieval_bench.files import SourceFile
-from retrieval_bench.registry import register
+from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.types import Chunk
 
 
-@register("chunkers", "truncate")
-class TruncateChunker:
-    """``registry.create("chunkers", "truncate", max_tokens=512)``."""
+@CHUNKERS.register("truncate")
+class TruncateChunker(Chunker):
+    """``CHUNKERS.create("truncate", max_tokens=512)``."""
 
     name = "truncate"
 

@@ -13,6 +13,7 @@ lines; windows of only blank lines are skipped. All chunks have kind
 
 from __future__ import annotations
 
+from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.chunking.languages import language_for_path
 from retrieval_bench.chunking.text import LineText, make_chunk
 from retrieval_bench.chunking.tokenizer import (
@@ -22,15 +23,15 @@ from retrieval_bench.chunking.tokenizer import (
     token_windows,
 )
 from retrieval_bench.files import SourceFile
-from retrieval_bench.registry import register
+from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.types import Chunk
 
 DEFAULT_SIZE = {"tokens": 256, "lines": 50}
 
 
-@register("chunkers", "window")
-class WindowChunker:
-    """``registry.create("chunkers", "window", size=256, overlap=32, unit="tokens")``."""
+@CHUNKERS.register("window")
+class WindowChunker(Chunker):
+    """``CHUNKERS.create("window", size=256, overlap=32, unit="tokens")``."""
 
     name = "window"
 

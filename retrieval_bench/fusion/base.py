@@ -1,20 +1,43 @@
-"""The fusion protocol (SPEC §1.4): many runs in, one run out."""
+"""The fusion contract: many runs in, one run out; plus helpers for fusions.
+
+Subclass :class:`Fusion` and implement :meth:`~Fusion.fuse` (see
+docs/extending.md); :func:`query_ids` and :func:`resolve_weights` do what
+most fusions need.
+"""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import ClassVar
 
+from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.types import Run
+from retrieval_bench.stage import Stage, untrained_default
+from retrieval_bench.types import Example, Run
 
 
-class Fusion(Protocol):
-    name: str
+class Fusion(Stage):
+    """Base of every fusion rung.
 
+    Flags: ``needs_llm`` (the constructor takes ``llm``) and ``trainable``
+    (:meth:`fit` is called before :meth:`fuse`; the harness then also runs
+    every retriever over the dataset's ``train_split`` to give it training
+    runs).
+    """
+
+    trainable: ClassVar[bool] = False
+
+    @abstractmethod
     def fuse(self, runs: Sequence[Run], k: int) -> Run:
-        """Combine per-retriever runs into one run of at most ``k`` per query."""
-        ...
+        """Combine the retrievers' runs (each named by its stage label) into one run
+        of at most ``k`` chunks per query."""
+
+    @untrained_default
+    def fit(self, runs: Sequence[Run], examples: Sequence[Example], corpus: Corpus) -> object:
+        """Learn from the retrievers' runs over the labelled ``examples`` of the
+        train split (a ``trainable`` fusion implements this)."""
+        raise NotImplementedError(f"{type(self).__name__} is not trainable")
 
 
 def query_ids(runs: Sequence[Run]) -> list[str]:

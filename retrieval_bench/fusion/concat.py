@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval_bench.fusion.base import query_ids
-from retrieval_bench.registry import register
+from retrieval_bench.fusion.base import Fusion, query_ids
+from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 
 
@@ -43,11 +43,12 @@ def interleave(lists: Sequence[Sequence[str]], k: int) -> list[str]:
     return out
 
 
-@register("fusions", "concat")
-class ConcatFusion:
+@FUSIONS.register("concat")
+class ConcatFusion(Fusion):
     """Round-robin interleaving of the runs, de-duplicated (see module doc)."""
 
     def __init__(self, *, name: str = "concat") -> None:
+        super().__init__()
         self.name = name
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:

@@ -43,10 +43,10 @@ import numpy.typing as npt
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import query_ids
+from retrieval_bench.fusion.base import Fusion, query_ids
 from retrieval_bench.fusion.normsum import minmax
 from retrieval_bench.metrics.spans import overlaps
-from retrieval_bench.registry import register
+from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Example, Run
 
 FloatArray = npt.NDArray[np.float64]
@@ -108,8 +108,8 @@ def relevance_label(example: Example, cid: str, corpus: Corpus) -> float:
     return float(chunk.path in example.gold_files)
 
 
-@register("fusions", "learned")
-class LearnedFusion:
+@FUSIONS.register("learned")
+class LearnedFusion(Fusion):
     """Logistic regression over per-source features (see module doc).
 
     Parameters:
@@ -118,6 +118,8 @@ class LearnedFusion:
         random_state: seed handed to scikit-learn (fitting is deterministic).
         name: the name of the fused run.
     """
+
+    trainable = True
 
     def __init__(
         self,
@@ -129,6 +131,7 @@ class LearnedFusion:
     ) -> None:
         if C <= 0:
             raise ConfigError(f"learned: C must be > 0, not {C}")
+        super().__init__()
         self.name = name
         self.C = C
         self.max_iter = max_iter

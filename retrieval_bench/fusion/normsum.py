@@ -26,8 +26,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import query_ids, resolve_weights
-from retrieval_bench.registry import register
+from retrieval_bench.fusion.base import Fusion, query_ids, resolve_weights
+from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 
 
@@ -70,8 +70,8 @@ NORMALISERS: dict[str, Callable[[Mapping[str, float]], dict[str, float]]] = {
 }
 
 
-@register("fusions", "normsum")
-class NormSumFusion:
+@FUSIONS.register("normsum")
+class NormSumFusion(Fusion):
     """Weighted sum of per-source normalised scores.
 
     Parameters:
@@ -89,6 +89,7 @@ class NormSumFusion:
     ) -> None:
         if norm not in NORMALISERS:
             raise ConfigError(f"normsum: norm {norm!r} is not one of {', '.join(NORMALISERS)}")
+        super().__init__()
         self.name = name
         self.norm = norm
         self.weights = dict(weights) if weights else None

@@ -43,7 +43,7 @@ from retrieval_bench.fusion.normsum import NormSumFusion
 from retrieval_bench.fusion.rrf import RRFFusion
 from retrieval_bench.fusion.vote import VoteFusion
 from retrieval_bench.metrics.retrieval import budget_label, evaluate_stage
-from retrieval_bench.registry import register
+from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Example, Run
 
 DEFAULT_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -217,8 +217,8 @@ def optimize_weights(
     )
 
 
-@register("fusions", "optimized")
-class OptimizedFusion:
+@FUSIONS.register("optimized")
+class OptimizedFusion(Fusion):
     """A base fusion whose weights are optimised on a dev split by :meth:`fit`.
 
     Parameters:
@@ -233,6 +233,8 @@ class OptimizedFusion:
         max_sweeps: the most sweeps of the coordinate ascent.
         name: the name of the fused run.
     """
+
+    trainable = True
 
     def __init__(
         self,
@@ -255,6 +257,7 @@ class OptimizedFusion:
         if forbidden:
             raise ConfigError(f"optimized: base_params may not set {forbidden}")
         metric_cutoffs(metric)
+        super().__init__()
         self.name = name
         self.base = base
         self.metric = metric

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import query_ids, resolve_weights
-from retrieval_bench.registry import register
+from retrieval_bench.fusion.base import Fusion, query_ids, resolve_weights
+from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 
 
-@register("fusions", "rrf")
-class RRFFusion:
+@FUSIONS.register("rrf")
+class RRFFusion(Fusion):
     """Weighted reciprocal rank fusion.
 
     Parameters:
@@ -38,6 +38,7 @@ class RRFFusion:
     ) -> None:
         if k_rrf < 0:
             raise ConfigError(f"rrf: k_rrf must be >= 0, not {k_rrf}")
+        super().__init__()
         self.name = name
         self.k_rrf = k_rrf
         self.weights = dict(weights) if weights else None

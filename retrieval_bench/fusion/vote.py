@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import query_ids, resolve_weights
-from retrieval_bench.registry import register
+from retrieval_bench.fusion.base import Fusion, query_ids, resolve_weights
+from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 
 _ROUND = 12  # decimals: sums of weights closer than this count as equal
@@ -66,8 +66,8 @@ def tie_scale(weights: Sequence[float]) -> float:
     return 0.5 * min(gaps) if gaps else 0.5
 
 
-@register("fusions", "vote")
-class VoteFusion:
+@FUSIONS.register("vote")
+class VoteFusion(Fusion):
     """Weighted vote over each source's top ``depth``, ties by best rank.
 
     Parameters:
@@ -87,6 +87,7 @@ class VoteFusion:
             raise ConfigError(f"vote: depth must be a positive integer, not {depth!r}")
         if depth is not None and depth < 1:
             raise ConfigError(f"vote: depth must be >= 1, not {depth}")
+        super().__init__()
         self.name = name
         self.depth = depth
         self.weights = dict(weights) if weights else None

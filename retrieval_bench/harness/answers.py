@@ -15,7 +15,8 @@ SPEC §1.6 (answering) and §3 (answer metrics), wired into the harness of §2:
    ``answer_metrics`` (default :data:`DEFAULT_ANSWER_METRICS`). A failed answer
    is a missing value for every metric, with its error; means and bootstrap
    CIs are over all questions of all datasets.
-3. :func:`store_answers` / :func:`write_answers` — the stage ``answer`` in the
+3. :func:`~retrieval_bench.harness.answer_records.store_answers` /
+   :func:`~retrieval_bench.harness.answer_records.write_answers` — the stage ``answer`` in the
    results database as ``rbench eval`` stores it
    (:mod:`retrieval_bench.harness.eval_predictions`: metric means under subset
    ``all``, per-query values with missing ones as NULL, failures), so
@@ -32,8 +33,6 @@ The answer stage reads the retrieval stages' runs and changes none of them.
 
 from __future__ import annotations
 
-import json
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,22 +40,24 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.answering.answerer import Answer, Answerer, AnswerFailure, AnswerOutcome
-from retrieval_bench.answering.answerer import linked_text as _linked_text
 from retrieval_bench.config import ANSWER_STAGE, AnswererSpec
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.stages import STAGE_ERRORS, StageContext, stage_line
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.metrics.base import Aggregate, MetricBase, Sample, Score, aggregate
-from retrieval_bench.metrics.evaluator import EvaluationResult, Evaluator, Failure
+from retrieval_bench.metrics.evaluator import (
+    EvaluationResult,
+    Evaluator,
+    Failure,
+)
 from retrieval_bench.metrics.factory import (
     DEFAULT_TEXT_METRICS,
-    MetricSpec,
     as_spec,
     build_metrics,
     needs_llm,
 )
-from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.specs import MetricSpec
 from retrieval_bench.types import Chunk, Example, Run, StageResult
 
 __all__ = [
@@ -65,8 +66,6 @@ __all__ = [
     "DatasetAnswers",
     "answer_dataset",
     "evaluate_answers",
-    "store_answers",
-    "write_answers",
 ]
 
 DEFAULT_ANSWER_METRICS = [*DEFAULT_TEXT_METRICS, "grounded_refs"]
@@ -351,104 +350,3 @@ def _with_failed(
         )
         out.aggregates[name] = result if isinstance(result, Aggregate) else aggregate(scores)
     return out
-
-
-# -- storing --------------------------------------------------------------------------
-def _nan_if_missing(value: float | None) -> float:
-    return math.nan if value is None else value  # stored as NULL by ResultsDB
-
-
-def stage_metrics(section: AnswerSection) -> dict[str, float]:
-    """The ``answer`` stage's row: each metric's mean and CI (``_ci_low``/``_ci_high``),
-    corpus scores (``_corpus``), the share of failed answers, time and LLM use."""
-    ev = section.evaluation
-    row: dict[str, float] = {}
-    for m in ev.metric_names:
-        a = ev.aggregates[m]
-        row[m] = _nan_if_missing(a.mean)
-        row[f"{m}_ci_low"] = _nan_if_missing(a.ci_low)
-        row[f"{m}_ci_high"] = _nan_if_missing(a.ci_high)
-    row.update({f"{m}_corpus": v for m, v in ev.corpus.items()})
-    n = len(section.outcomes)
-    n_failed = sum(isinstance(a, AnswerFailure) for _, a in section.outcomes)
-    row["failed"] = n_failed / n if n else 0.0
-    llm = section.llm_stats()
-    row["seconds"] = section.seconds
-    row["llm_calls"] = float(llm["calls"])
-    row["llm_cache_hits"] = float(llm["cache_hits"])
-    return row
-
-
-def per_query(section: AnswerSection) -> dict[str, dict[str, float]]:
-    """sample id → metric → value (NaN for missing), as ``rbench eval`` stores them."""
-    ev = section.evaluation
-    return {
-        sid: {m: _nan_if_missing(ev.scores[m][i].value) for m in ev.metric_names}
-        for i, sid in enumerate(ev.sample_ids)
-    }
-
-
-def store_answers(db: ResultsDB, run_id: str, section: AnswerSection) -> None:
-    """Stage ``answer``: means + CIs (subset ``all``), per-query values, failures, LLM use."""
-    llm = section.llm_stats()
-    db.record_stage(
-        run_id,
-        ANSWER_STAGE,
-        {"all": stage_metrics(section)},
-        parent=section.input,
-        seconds=section.seconds,
-        llm_calls=llm["calls"],
-        llm_tokens=llm["tokens"],
-        failures=section.failures(),
-    )
-    db.record_query_metrics(run_id, ANSWER_STAGE, per_query(section))
-
-
-def answer_rows(section: AnswerSection) -> list[dict[str, Any]]:
-    """One JSON-ready row per question (see the module docstring for the keys)."""
-    ev = section.evaluation
-    index = {sid: i for i, sid in enumerate(ev.sample_ids)}
-    rows = []
-    for d in section.datasets:
-        for ex, a in zip(d.examples, d.answers, strict=True):
-            sid = section.sample_ids[(d.dataset, ex.id)]
-            i = index[sid]
-            scores = {m: ev.scores[m][i] for m in ev.metric_names}
-            row: dict[str, Any] = {
-                "dataset": d.dataset,
-                "query_id": ex.id,
-                "question": ex.query,
-                "reference_answer": ex.reference_answer,
-                "gold_files": list(ex.gold_files),
-                "repo": str(d.root),
-                "rung": a.rung,
-                "input_stage": section.input,
-                "answer": a.text if isinstance(a, Answer) else None,
-                "answer_linked": _linked_text(a, d.root) if isinstance(a, Answer) else None,
-                "failed": a.error if isinstance(a, AnswerFailure) else None,
-                "chunks": [
-                    {"id": c.id, "path": c.path, "start_line": c.start_line, "end_line": c.end_line}
-                    for c in d.chunks.get(ex.id, [])
-                ],
-                "contexts": [c.text for c in d.chunks.get(ex.id, [])],
-                "metrics": {m: s.value for m, s in scores.items()},
-                "metric_errors": {m: s.error for m, s in scores.items() if s.value is None},
-            }
-            if isinstance(a, Answer):
-                row["code_references"] = [r.to_dict() for r in a.references]
-                row["dropped_chunk_ids"] = list(a.dropped_chunk_ids)
-                row["context_tokens"] = a.context_tokens
-                row["prompt_tokens"] = a.prompt_tokens
-                row["completion_tokens"] = a.completion_tokens
-                row["cached"] = a.cached
-                row["finish_reason"] = a.finish_reason
-            rows.append(row)
-    return rows
-
-
-def write_answers(path: Path, section: AnswerSection) -> None:
-    """``answers.jsonl``: :func:`answer_rows`, one JSON object per line."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for row in answer_rows(section):
-            fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")

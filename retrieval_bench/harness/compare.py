@@ -1,4 +1,5 @@
-"""Compare stored runs query by query, with paired significance tests (SPEC §2).
+"""Compare stored runs query by query, with paired significance tests
+(docs/metrics.md#statistics).
 
 Every candidate is compared with one baseline on the per-query metrics of the
 results database. Queries are paired by query id (inner join); a metric value
@@ -27,19 +28,28 @@ both runs) are not tests and stay out of the family, with p_holm = 1.
 A row is significant when its Holm-adjusted p-value is below ``alpha``.
 
 Subsets (``all``, ``dataset=NAME``, ``KEY=true|false``) are recovered by
-:mod:`retrieval_bench.harness.subsets`.
+:mod:`retrieval_bench.harness.subsets`. The result types (:class:`Comparison`,
+its rows) are :mod:`retrieval_bench.harness.comparison`, re-exported here.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
+from retrieval_bench.harness.comparison import (
+    LOWER_IS_BETTER,
+    TESTS,
+    Comparison,
+    ComparisonRow,
+    PairInfo,
+    higher_is_better,
+)
 from retrieval_bench.harness.subsets import subset_members
 from retrieval_bench.metrics import stats
 from retrieval_bench.store.db import ResultsDB, UnknownRunError
@@ -57,17 +67,6 @@ __all__ = [
     "higher_is_better",
     "parse_target",
 ]
-
-TESTS = ("randomisation", "t", "wilcoxon", "bootstrap")
-"""Names of the paired tests, as in :data:`retrieval_bench.metrics.stats.PAIRED_TESTS`."""
-LOWER_IS_BETTER = frozenset({"lost", "failed", "seconds", "llm_calls", "llm_tokens"})
-"""Metric names (before any ``@k``, case-insensitive) where smaller is better."""
-CONFIDENCE = 0.95
-
-
-def higher_is_better(metric: str) -> bool:
-    """``False`` for costs and losses (``lost``, ``Lost@5``, ``failed``, ``seconds`` ...)."""
-    return metric.split("@", 1)[0].lower() not in LOWER_IS_BETTER
 
 
 @dataclass(frozen=True)
@@ -93,98 +92,6 @@ def parse_target(db: ResultsDB, text: str) -> Target:
             return Target(run_id, stage)
     db.get_run(text)
     return Target(text)
-
-
-@dataclass(frozen=True)
-class PairInfo:
-    """One stage pair of one candidate: how many queries paired."""
-
-    candidate: str
-    baseline_stage: str
-    candidate_stage: str
-    n_paired: int
-    n_baseline_only: int
-    n_candidate_only: int
-
-
-@dataclass(frozen=True)
-class ComparisonRow:
-    candidate: str
-    """The candidate run id."""
-    baseline_stage: str
-    candidate_stage: str
-    metric: str
-    baseline_mean: float
-    candidate_mean: float
-    delta: float
-    """Mean of candidate − baseline over the paired queries."""
-    ci_low: float
-    ci_high: float
-    p_value: float
-    """Of the chosen test, before correction."""
-    p_holm: float
-    significant: bool
-    effect_size: float
-    """Cohen's d_z of the paired differences."""
-    n_pairs: int
-    n_unpaired: int
-    """Queries of the subset present in only one of the two stages."""
-    n_dropped: int
-    """Paired queries left out because the metric is NaN or absent on a side."""
-    higher_is_better: bool
-    direction: str
-    """``better``, ``worse`` or ``same`` (sign of delta, read through the metric's sense)."""
-    p_values: dict[str, float]
-    """All four tests, uncorrected."""
-    identical: bool = False
-    """Every paired value equal: no test is possible, the row is outside the Holm family."""
-
-    @property
-    def stage(self) -> str:
-        if self.baseline_stage == self.candidate_stage:
-            return self.baseline_stage
-        return f"{self.baseline_stage}→{self.candidate_stage}"
-
-
-@dataclass
-class Comparison:
-    baseline: str
-    """The baseline run id."""
-    candidates: list[str]
-    test: str
-    alpha: float
-    n_resamples: int
-    seed: int
-    subset: str
-    metrics: list[str]
-    rows: list[ComparisonRow] = field(default_factory=list)
-    pairs: list[PairInfo] = field(default_factory=list)
-    confidence: float = CONFIDENCE
-    holm_family: str = (
-        "each metric: all its rows across candidate runs and stages, except identical ones"
-    )
-    run_names: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def rows_for(self, metric: str) -> list[ComparisonRow]:
-        return [r for r in self.rows if r.metric == metric]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (non-finite numbers become ``None``)."""
-        out = asdict(self)
-        for row, raw in zip(self.rows, out["rows"], strict=True):
-            raw["stage"] = row.stage
-        return _finite(out)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _default_metrics(config: Mapping[str, Any]) -> list[str]:

@@ -1,4 +1,5 @@
-"""``rbench eval PREDICTIONS.jsonl``: score any predictions file with any metric set.
+"""Score any predictions file with any metric set (``rbench eval``, printed by
+:mod:`retrieval_bench.cli.eval`).
 
 Usable without the retrieval pipeline: the rows only need a prediction and
 (usually) a reference, under any of the field names
@@ -13,18 +14,12 @@ stored — a run in the SQLite results database with one stage, ``answer``,
 holding the metric means and the per-sample values (missing ones as NULL), and
 ``results/<run-id>/`` with ``config.json`` (with provenance), ``scores.jsonl``
 and ``summary.json`` — so two evaluations compare with ``rbench compare``.
-
-Exit codes: 0 scored (some samples may have failed: they are reported); 1
-every sample failed on every metric; 2 bad input (unreadable file, no valid
-row, bad metric spec).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -34,19 +29,20 @@ from typing import Any
 
 import retrieval_bench
 from retrieval_bench import __version__
-from retrieval_bench.config import LLMSpec
+from retrieval_bench.config import load_metric_specs
 from retrieval_bench.errors import ConfigError, DatasetError
 from retrieval_bench.llm.base import LLM
+from retrieval_bench.llm.lazy import LazyLLM
+from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.metrics.base import Metric, Sample
-from retrieval_bench.metrics.evaluator import EvaluationResult, Evaluator
+from retrieval_bench.metrics.evaluator import EvaluationResult, Evaluator, nan_if_missing
 from retrieval_bench.metrics.factory import (
     DEFAULT_TEXT_METRICS,
-    MetricSpec,
     as_spec,
     build_metrics,
-    load_metric_specs,
 )
 from retrieval_bench.metrics.samples import load_samples
+from retrieval_bench.specs import MetricSpec
 from retrieval_bench.store.db import ResultsDB, failure_reason
 from retrieval_bench.store.provenance import provenance
 from retrieval_bench.store.runfile import save_run_file
@@ -61,7 +57,6 @@ TRACKED_DISTRIBUTIONS = (
     "rouge-score",
     "openai",
 )
-SHOWN_FAILURES = 10
 
 
 @dataclass
@@ -107,7 +102,7 @@ def evaluate_predictions(
             f"--consistency needs at least 2 repeats (0 for no check), got {consistency}"
         )
     specs, llm_spec = metric_specs(metrics, config)
-    llm = LazyLLM(llm_spec, ws)
+    llm = _lazy_llm(llm_spec, ws)
     built = build(specs, llm)
 
     prov = provenance(
@@ -138,10 +133,10 @@ def evaluate_predictions(
     try:
         result = evaluator(built).run(samples)
         reports = consistency_reports(built, samples, consistency)
-        if llm.client is not None:
-            prov["models"] = {"llm": llm.client.model}
+        if llm.made is not None:
+            prov["models"] = {"llm": llm.made.model}
         if db is not None and run_id is not None and out_dir is not None:
-            store(db, run_id, result, llm.client, prov)
+            store(db, run_id, result, llm.made, prov)
             write_results(out_dir, run_config, prov, result, reports)
             failed = "every sample failed on every metric" if result.all_failed else None
             db.finish_run(
@@ -157,49 +152,6 @@ def evaluate_predictions(
     if db is not None and run_id is not None and out_dir is not None:
         save_run_file(db, run_id, out_dir)  # what --rebuild-db reads back
     return EvalOutcome(path, label, result, dict(reports), list(row_errors), run_id, out_dir)
-
-
-def eval_command(args: argparse.Namespace, ws: Workspace) -> int:
-    """Run the ``eval`` subcommand (flags: see ``retrieval_bench.cli``); returns the exit code."""
-    outcome = evaluate_predictions(
-        args.predictions,
-        ws,
-        metrics=args.metric,
-        config=args.config,
-        name=args.name,
-        store_run=not args.no_store,
-        consistency=args.consistency,
-    )
-    path, result, reports = outcome.path, outcome.result, outcome.reports
-    for err in outcome.row_errors:
-        print(f"  warning: {path}: {err}", file=sys.stderr)
-    if args.out:
-        write_jsonl(Path(args.out), result.rows())
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "run_id": outcome.run_id,
-                    "name": outcome.name,
-                    "predictions": str(path),
-                    "row_errors": [str(e) for e in outcome.row_errors],
-                    **result.as_dict(),
-                    "consistency": {m: r.as_dict() for m, r in reports.items()},
-                    "out": args.out,
-                    "results_dir": str(outcome.out_dir) if outcome.out_dir else None,
-                }
-            )
-        )
-    else:
-        print_report(path, result, reports, outcome.run_id, outcome.out_dir)
-    if result.all_failed:
-        print(
-            f"rbench: error: every sample of {path} failed on every metric; "
-            "see the errors above (is the LLM server reachable?)",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
 
 
 # ------------------------------------------------------------------ metrics
@@ -232,21 +184,16 @@ def evaluator(metrics: Sequence[Metric]) -> Evaluator:
     return Evaluator(metrics)
 
 
-class LazyLLM:
-    """Builds the LLM client on the first call (only when a metric needs one)."""
+def _lazy_llm(spec: LLMSpec | None, ws: Workspace) -> LazyLLM:
+    """The client of ``spec`` (default: the local server), made only when a metric
+    that declares ``needs_llm`` is built."""
 
-    def __init__(self, spec: LLMSpec | None, ws: Workspace) -> None:
-        self.spec = spec
-        self.ws = ws
-        self.client: Any = None
+    def make() -> LLM:
+        from retrieval_bench.llm.factory import make_llm
 
-    def __call__(self) -> LLM:
-        if self.client is None:
-            from retrieval_bench.llm.factory import make_llm
+        return make_llm(spec or LLMSpec(), ws)
 
-            self.client = make_llm(self.spec or LLMSpec(), self.ws)
-        client: LLM = self.client
-        return client
+    return LazyLLM(make)
 
 
 def _is_judge(metric: Any) -> bool:
@@ -307,15 +254,11 @@ def file_fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _nan_if_missing(value: float | None) -> float:
-    return math.nan if value is None else value  # stored as NULL by ResultsDB
-
-
 def store(
     db: ResultsDB, run_id: str, result: EvaluationResult, client: Any, prov: dict[str, Any]
 ) -> None:
     """The ``answer`` stage: metric means (+ corpus scores), per-sample values, failures."""
-    means = {m: _nan_if_missing(result.aggregates[m].mean) for m in result.metric_names}
+    means = {m: nan_if_missing(result.aggregates[m].mean) for m in result.metric_names}
     means.update({f"{m}_corpus": v for m, v in result.corpus.items()})
     reasons: dict[str, list[str]] = {}
     for f in result.failures:
@@ -330,11 +273,7 @@ def store(
         llm_tokens=getattr(stats, "tokens", 0),
         failures={sid: "; ".join(r) for sid, r in reasons.items()},
     )
-    per_sample = {
-        sid: {m: _nan_if_missing(result.scores[m][i].value) for m in result.metric_names}
-        for i, sid in enumerate(result.sample_ids)
-    }
-    db.record_query_metrics(run_id, STAGE, per_sample)
+    db.record_query_metrics(run_id, STAGE, result.stored_values())
     db.update_provenance(run_id, prov)
 
 
@@ -368,27 +307,3 @@ def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         raise ConfigError(
             f"--out {path}: cannot write ({exc.strerror or exc}); pass a writable path"
         ) from None
-
-
-# ------------------------------------------------------------------- report
-def print_report(
-    path: Path,
-    result: EvaluationResult,
-    reports: dict[str, Any],
-    run_id: str | None,
-    out_dir: Path | None,
-) -> None:
-    n, k = len(result.sample_ids), len(result.metric_names)
-    print(f"{path} ({n} samples, {k} metrics, {result.seconds:.1f}s)")
-    print(result.table())
-    if result.failures:
-        print(f"\n{len(result.failures)} missing values:")
-        for f in result.failures[:SHOWN_FAILURES]:
-            print(f"  {f.sample_id} {f.metric}: {f.error}")
-        if len(result.failures) > SHOWN_FAILURES:
-            print(f"  ... and {len(result.failures) - SHOWN_FAILURES} more (see --out or --json)")
-    for metric, report in reports.items():
-        print(f"\nconsistency of {metric}:")
-        print(report.format())
-    if run_id is not None:
-        print(f"\nrun {run_id} stored in {out_dir}")

@@ -9,7 +9,6 @@ same gold for every stage.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import logging
 import re
@@ -20,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench import registry
 from retrieval_bench.chunking.base import Chunker, chunk_tree
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec, StageSpec
 from retrieval_bench.corpus import Corpus
@@ -36,6 +34,7 @@ from retrieval_bench.errors import DatasetError, SnapshotError
 from retrieval_bench.files import WalkReport, iter_source_files
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress, for_label
+from retrieval_bench.registry import CHUNKERS, RETRIEVERS
 from retrieval_bench.snapshot import Snapshot, devset_manifest_sha, open_snapshot
 from retrieval_bench.types import Example
 from retrieval_bench.workspace import Workspace
@@ -65,24 +64,18 @@ class PreparedDataset:
     """Missing gold path → why (``not in the snapshot``, ``binary``, ``larger than …``)."""
 
 
-def make_chunker(spec: StageSpec) -> Chunker:
-    chunker: Chunker = registry.create("chunkers", spec.name, **spec.params())
-    return chunker
+def make_chunker(name: str = "ast", **params: Any) -> Chunker:
+    """The registered chunker ``name`` built with ``params`` (``api.make_chunker``)."""
+    return CHUNKERS.create(name, **params)
 
 
-def _takes_codebase_index(factory: object) -> bool:
-    """Retrievers whose ``index()`` accepts a ``codebase_index`` reuse the LanceDB vectors."""
-    index = getattr(factory, "index", None)
-    return index is not None and "codebase_index" in inspect.signature(index).parameters
+def needs_vectors(specs: Sequence[StageSpec]) -> bool:
+    """Whether some retriever of ``specs`` declares ``uses_vector_index`` (so the
+    snapshot is indexed with embeddings and the index handed to it)."""
+    return any(RETRIEVERS.type_of(s.name).uses_vector_index for s in specs)
 
 
-def _needs_vectors(specs: Sequence[StageSpec]) -> bool:
-    return any(_takes_codebase_index(registry.get("retrievers", s.name)) for s in specs)
-
-
-def _index_name(
-    snapshot: Snapshot, chunker: Chunker, model: str, ignore: Sequence[str] = ()
-) -> str:
+def index_name(snapshot: Snapshot, chunker: Chunker, model: str, ignore: Sequence[str] = ()) -> str:
     """One index per (repository, chunker config, model).
 
     A folder is a working tree that changes under us, so its index is keyed by
@@ -145,7 +138,7 @@ def build_corpus(
     if next(walk, None) is None:
         _nonempty(Corpus(snapshot.root, [], chunker.tokenizer_name, report.skipped), snapshot)
     embedder = default_embedder(ws)
-    name = _index_name(snapshot, chunker, embedder.name, ignore)
+    name = index_name(snapshot, chunker, embedder.name, ignore)
     index = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder, ignore)
     if index.exists():
         index.update(snapshot.root, progress)
@@ -233,9 +226,9 @@ def prepare_dataset(
     t0 = time.perf_counter()
     corpus, codebase_index = build_corpus(
         snapshot,
-        make_chunker(cfg.chunker),
+        make_chunker(cfg.chunker.name, **cfg.chunker.params()),
         ws,
-        with_vectors=_needs_vectors(cfg.retrievers),
+        with_vectors=needs_vectors(cfg.retrievers),
         ignore=spec.ignore,
         progress=for_label(progress, f"index {spec.name}") if progress else None,
     )

@@ -1,17 +1,20 @@
 """Running the stages of one prepared dataset: retrievers → fusions → rerankers.
 
-Wiring conventions (no if/elif per strategy):
+Wiring conventions (no if/elif per strategy): the harness reads what a stage
+needs from the flags its class declares (:class:`~retrieval_bench.stage.Stage`,
+docs/extending.md), never from its signature:
 
-* a stage whose factory takes an ``llm`` parameter gets the run's shared
-  LLM client (created on first need, so lexical-only runs never start a
-  model server);
-* a stage with a ``fit`` method is trained on the dataset's ``train_split``
+* a stage declaring ``needs_llm`` gets the run's shared LLM client as
+  ``llm`` (a lazy handle, so lexical-only runs never start a model server);
+* a retriever declaring ``uses_vector_index`` gets the LanceDB index of the
+  snapshot in ``index(corpus, codebase_index)``;
+* a stage declaring ``trainable`` is trained on the dataset's ``train_split``
   before it scores the evaluation split (retrievers: ``fit(examples,
   corpus)``; fusions: ``fit(train_runs, examples, corpus)``); the train-split
   runs a learned fusion trains on come from cross-fitting for retrievers
   that are themselves trained (no in-sample leakage);
-* a stage's ``failures`` and ``artifacts`` attributes (query id → …) are
-  copied into its :class:`StageResult`;
+* a stage's ``failures`` and ``artifacts`` (query id → …) are copied into its
+  :class:`StageResult`;
 * a stage that raises is recorded as failed for every query, with the
   reason, and the run goes on (SPEC §7);
 * a stage's seconds are its own work: a model that loads while it runs (the
@@ -23,34 +26,34 @@ Wiring conventions (no if/elif per strategy):
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from retrieval_bench import registry
-from retrieval_bench.config import StageSpec
 from retrieval_bench.errors import ConfigError, RBenchError
-from retrieval_bench.harness.pipeline import PreparedDataset, _takes_codebase_index
+from retrieval_bench.fusion.base import Fusion
+from retrieval_bench.harness.pipeline import PreparedDataset
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.reporting import ReportingLLM
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress
+from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.specs import StageSpec
+from retrieval_bench.stage import Stage
 from retrieval_bench.types import Run, StageResult
 
 log = logging.getLogger(__name__)
 STAGE_ERRORS = (RBenchError, OSError, RuntimeError, ValueError)
+S = TypeVar("S", bound=Stage)
 
 
-def takes_llm(kind: str, name: str) -> bool:
-    factory = registry.get(kind, name)
-    try:
-        return "llm" in inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False
+def any_needs_llm(stages: Iterable[tuple[Registry[Any], Sequence[StageSpec]]]) -> bool:
+    """Whether some configured stage declares ``needs_llm`` (``(registry, specs)`` pairs)."""
+    return any(reg.type_of(s.name).needs_llm for reg, specs in stages for s in specs)
 
 
 @dataclass
@@ -59,17 +62,15 @@ class StageContext:
 
     ds: PreparedDataset
     llm_provider: Callable[[], LLM] | None = None
+    """Makes the run's LLM client (a :class:`LazyLLM` shared by every dataset of a
+    run, or any callable); called at most once, on the first model call."""
     progress: Progress | None = None
     """Where stage lines and LLM-call counts go (None: nowhere)."""
-    _llm: LLM | None = field(default=None, init=False)
+    llm: LazyLLM = field(init=False)
+    """The run's LLM client, made on first use."""
 
-    @property
-    def llm(self) -> LLM:
-        if self._llm is None:
-            if self.llm_provider is None:
-                raise ConfigError("this stage needs an LLM but none is configured")
-            self._llm = self.llm_provider()
-        return self._llm
+    def __post_init__(self) -> None:
+        self.llm = LazyLLM.of(self.llm_provider)
 
     def tracked(self, llm: LLM, stage: str) -> LLM:
         """``llm``, reporting its calls as progress of ``stage`` when there is a reporter."""
@@ -77,13 +78,13 @@ class StageContext:
             return llm
         return ReportingLLM(llm, self.progress, f"[{self.ds.spec.name}] {stage}")
 
-    def create(self, kind: str, spec: StageSpec, drop: Sequence[str] = ()) -> Any:
+    def create(self, stages: Registry[S], spec: StageSpec, drop: Sequence[str] = ()) -> S:
+        """Build ``spec`` from ``stages``, giving it the LLM when its class declares
+        ``needs_llm`` (the lazy handle: the server starts only if the stage calls it)."""
         params = {k: v for k, v in spec.params().items() if k not in drop}
-        if takes_llm(kind, spec.name):
-            # a proxy: the server starts only if the stage really calls the model
-            lazy: Any = LazyLLM(lambda: self.llm)  # an LLM, but for mypy's settable fields
-            params["llm"] = self.tracked(lazy, spec.label)
-        return registry.create(kind, spec.name, **params)
+        if stages.type_of(spec.name).needs_llm:
+            params["llm"] = self.tracked(self.llm, spec.label)
+        return stages.create(spec.name, **params)
 
     def finished(self, result: StageResult) -> StageResult:
         """Print the stage's line (time, LLM use, loads, failures) and return ``result``."""
@@ -93,14 +94,14 @@ class StageContext:
 
     def stats(self) -> CallStats:
         # a client shared across datasets may exist before this context first used it
-        llm = self._llm or getattr(self.llm_provider, "made", None)
+        llm = self.llm.made
         return llm.stats.snapshot() if llm is not None else CallStats()
 
 
 def _finish(
     ctx: StageContext,
     label: str,
-    stage: Any,
+    stage: Stage,
     run: Run,
     t0: float,
     before: CallStats,
@@ -109,7 +110,7 @@ def _finish(
 ) -> StageResult:
     run.name = label
     failures = {q: "no result" for q in queries if q not in run.scores}
-    failures.update(getattr(stage, "failures", {}) or {})
+    failures.update(stage.failures)
     used = ctx.stats().since(before)
     seconds, loads = own_seconds(t0)
     result = StageResult(
@@ -121,7 +122,7 @@ def _finish(
         llm_cache_hits=used.cache_hits,
         failures=failures,
         parent=parent,
-        artifacts=dict(getattr(stage, "artifacts", {}) or {}),
+        artifacts=dict(stage.artifacts),
         loads=loads,
     )
     return ctx.finished(result)
@@ -163,7 +164,7 @@ def _need_train(ds: PreparedDataset, label: str) -> None:
         )
 
 
-def cross_fitted_run(retriever: Any, ds: PreparedDataset, k: int, folds: int = 3) -> Run:
+def cross_fitted_run(retriever: Retriever, ds: PreparedDataset, k: int, folds: int = 3) -> Run:
     """Train-split run of a retriever that is itself trained on the train split.
 
     Each fold's questions are searched by the retriever fitted on the *other*
@@ -199,12 +200,9 @@ def run_retrievers(
     for spec in specs:
         t0, before = time.perf_counter(), ctx.stats()
         try:
-            retriever = ctx.create("retrievers", spec)
-            if _takes_codebase_index(retriever):
-                retriever.index(ds.corpus, codebase_index=ds.codebase_index)
-            else:
-                retriever.index(ds.corpus)
-            fitted = hasattr(retriever, "fit")
+            retriever = ctx.create(RETRIEVERS, spec)
+            retriever.index(ds.corpus, ds.codebase_index if retriever.uses_vector_index else None)
+            fitted = retriever.trainable
             if fitted:
                 _need_train(ds, spec.label)
             if need_train_runs and train_queries:
@@ -241,8 +239,8 @@ def run_fusions(
     for spec in specs:
         t0, before = time.perf_counter(), ctx.stats()
         try:
-            fusion = ctx.create("fusions", spec)
-            if hasattr(fusion, "fit"):
+            fusion = ctx.create(FUSIONS, spec)
+            if fusion.trainable:
                 _need_train(ctx.ds, spec.label)
                 fusion.fit(list(train_runs), ctx.ds.train_examples, ctx.ds.corpus)
             run = fusion.fuse(runs, k)
@@ -277,7 +275,7 @@ def run_rerankers(
                     f"reranker {spec.label}: input {source!r} is not an earlier stage; "
                     f"choose one of {', '.join(by_name)}"
                 )
-            reranker = ctx.create("rerankers", spec, drop=("input",))
+            reranker = ctx.create(RERANKERS, spec, drop=("input",))
             run = reranker.rerank(queries, by_name[source].run, ctx.ds.corpus, k)
         except STAGE_ERRORS as exc:
             results.append(_failed(ctx, spec.label, list(queries), exc, t0, source))
@@ -288,11 +286,8 @@ def run_rerankers(
     return results
 
 
-def fitted_stage_names(specs: Sequence[StageSpec], kind: str) -> list[str]:
-    """Labels of the configured stages of ``kind`` that need training."""
-    out = []
-    for spec in specs:
-        factory = registry.get(kind, spec.name)
-        if callable(getattr(factory, "fit", None)):
-            out.append(spec.label)
-    return out
+def fitted_stage_names(
+    specs: Sequence[StageSpec], stages: Registry[Retriever] | Registry[Fusion]
+) -> list[str]:
+    """Labels of the configured ``stages`` whose class declares ``trainable``."""
+    return [spec.label for spec in specs if stages.type_of(spec.name).trainable]

@@ -8,9 +8,12 @@ the run with a message naming the parameter and the valid ones, not surface
 later as a stage that "failed" on every query and scored 0.
 
 Values are checked against the factory's type annotations with pydantic, as
-the config's own keys are. The chunker is also instantiated (cheap, and its value checks, such as a
-negative ``budget``, then fail here too). Retrievers, fusions and rerankers
-are not instantiated: some load models when built.
+the config's own keys are. A stage whose constructor takes ``llm`` must
+declare ``needs_llm`` (and the reverse): the harness passes the client by the
+flag alone (see docs/extending.md). The chunker is also instantiated (cheap,
+and its value checks, such as a negative ``budget``, then fail here too).
+Retrievers, fusions and rerankers are not instantiated: some load models when
+built.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from typing import Any
 
 from pydantic import ConfigDict, ValidationError, create_model
 
-from retrieval_bench import registry
-from retrieval_bench.config import BenchmarkConfig, StageSpec
+from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.specs import StageSpec, format_validation_error
+from retrieval_bench.stage import Stage
 
 INJECTED = frozenset({"llm", "name"})
 """Parameters the harness passes itself (the shared LLM client, the stage label)."""
@@ -71,11 +76,11 @@ def _annotations(func: object) -> dict[str, Any]:
     return hints
 
 
-def check_param_types(kind: str, spec: StageSpec, where: str) -> None:
+def check_param_types(stages: Registry[Any], spec: StageSpec, where: str) -> None:
     """ConfigError naming the first parameter whose value does not fit the type
     the factory declares (``retrievers.1.k1: Input should be a valid number``)."""
     hints: dict[str, Any] = {}
-    for init in reversed(_inits(registry.get(kind, spec.name))):
+    for init in reversed(_inits(stages.get(spec.name))):
         hints.update(_annotations(init))
     params = {k: v for k, v in spec.params().items() if k in hints and k not in INJECTED}
     if not params:
@@ -89,10 +94,7 @@ def check_param_types(kind: str, spec: StageSpec, where: str) -> None:
     try:
         model.model_validate(params)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{where}.{loc}: {first['msg']}{more}") from None
+        raise ConfigError(format_validation_error(None, exc, (where,))) from None
 
 
 def accepted_parameters(factory: object) -> set[str] | None:
@@ -124,17 +126,20 @@ def _named(func: object) -> tuple[set[str], bool]:
     return named, open_ended
 
 
-def check_stage(kind: str, spec: StageSpec, where: str) -> None:
-    """ConfigError when ``spec.name`` is not registered under ``kind`` or one of
-    its parameters is not one the factory takes; ``where`` is the entry's
-    location in the config (``fusions.2``)."""
+def check_stage(stages: Registry[Any], spec: StageSpec, where: str) -> None:
+    """ConfigError when ``spec.name`` is not registered in ``stages``, one of its
+    parameters is not one the factory takes, or its ``llm`` parameter and
+    ``needs_llm`` flag disagree; ``where`` is the entry's location in the
+    config (``fusions.2``)."""
     try:
-        factory = registry.get(kind, spec.name)
+        factory = stages.get(spec.name)
     except ConfigError as exc:
         raise ConfigError(f"{where}.name: {exc}") from None
     accepted = accepted_parameters(factory)
     if accepted is None:
         return
+    _check_llm_flag(stages, spec, where, "llm" in accepted)
+    kind = stages.kind
     valid = (accepted - INJECTED) | STAGE_KEYS.get(kind, frozenset())
     unknown = [p for p in spec.params() if p not in valid]
     if unknown:
@@ -142,31 +147,47 @@ def check_stage(kind: str, spec: StageSpec, where: str) -> None:
         bad = ", ".join(repr(p) for p in unknown)
         noun = "parameter" if len(unknown) == 1 else "parameters"
         raise ConfigError(
-            f"{where}.{unknown[0]}: unknown {noun} {bad} of {kind[:-1]} {spec.name!r}; "
+            f"{where}.{unknown[0]}: unknown {noun} {bad} of {stages.noun} {spec.name!r}; "
             f"valid parameters: {choices}"
         )
-    check_param_types(kind, spec, where)
+    check_param_types(stages, spec, where)
 
 
-def _entries(cfg: BenchmarkConfig) -> Iterable[tuple[str, str, StageSpec]]:
-    yield "chunkers", "chunker", cfg.chunker
-    lists: Sequence[tuple[str, list[StageSpec]]] = (
-        ("retrievers", cfg.retrievers),
-        ("fusions", cfg.fusions),
-        ("rerankers", cfg.rerankers),
+def _check_llm_flag(stages: Registry[Any], spec: StageSpec, where: str, takes_llm: bool) -> None:
+    """A stage class's ``needs_llm`` flag must match its ``llm`` parameter: the
+    harness passes the client by the flag, so a mismatch would either never give
+    the stage its model or pass a keyword it does not take."""
+    made = stages.type_of(spec.name)
+    if not issubclass(made, Stage) or made.needs_llm == takes_llm:
+        return
+    what = f"{stages.noun} {spec.name!r} ({made.__qualname__})"
+    if takes_llm:
+        raise ConfigError(
+            f"{where}.name: {what} takes an llm parameter but does not declare "
+            "needs_llm = True, so it would never be given the model"
+        )
+    raise ConfigError(f"{where}.name: {what} declares needs_llm = True but takes no llm parameter")
+
+
+def _entries(cfg: BenchmarkConfig) -> Iterable[tuple[Registry[Any], str, StageSpec]]:
+    yield CHUNKERS, "chunker", cfg.chunker
+    lists: Sequence[tuple[Registry[Any], list[StageSpec]]] = (
+        (RETRIEVERS, cfg.retrievers),
+        (FUSIONS, cfg.fusions),
+        (RERANKERS, cfg.rerankers),
     )
-    for kind, specs in lists:
+    for stages, specs in lists:
         for i, spec in enumerate(specs):
-            yield kind, f"{kind}.{i}", spec
+            yield stages, f"{stages.kind}.{i}", spec
 
 
 def validate_stages(cfg: BenchmarkConfig) -> None:
     """Check every stage entry of ``cfg`` (names, parameter names, the chunker's
     values); the first problem raises :class:`ConfigError`."""
-    for kind, where, spec in _entries(cfg):
-        check_stage(kind, spec, where)
+    for stages, where, spec in _entries(cfg):
+        check_stage(stages, spec, where)
     try:
-        registry.create("chunkers", cfg.chunker.name, **cfg.chunker.params())
+        CHUNKERS.create(cfg.chunker.name, **cfg.chunker.params())
     except ConfigError as exc:
         raise ConfigError(f"chunker: {exc}") from None
     except ValueError as exc:

@@ -40,7 +40,6 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,7 @@ from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import IndexBuildError
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
+from retrieval_bench.index.build_stats import BuildStats
 from retrieval_bench.index.embed import Embedder, text_hash
 from retrieval_bench.types import Chunk
 
@@ -72,50 +72,6 @@ progress bar frozen for the whole embedding phase)."""
 UNIT_FILES, UNIT_EMBEDDED = "files", "chunks embedded"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _CHUNK_COLUMNS = tuple(f.name for f in dataclasses.fields(Chunk))
-
-
-@dataclass
-class BuildStats:
-    """What a build or update did, for the CLI summary and the perf scripts."""
-
-    mode: str
-    """``"build"`` or ``"update"``."""
-    files: int = 0
-    files_added: int = 0
-    files_changed: int = 0
-    files_removed: int = 0
-    files_unchanged: int = 0
-    chunks: int = 0
-    texts_embedded: int = 0
-    """Unique texts sent to the embedder (a ``CachedEmbedder`` may still serve them)."""
-    texts_cached: int = 0
-    """Of ``texts_embedded``, those the embedding cache served (no model call)."""
-    chunks_reused: int = 0
-    """Rows whose vector came from the previous table without calling the embedder."""
-    seconds: float = 0.0
-    table: str = ""
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """Every field, for ``rbench index --json``."""
-        return dataclasses.asdict(self)
-
-    def summary(self) -> list[str]:
-        """Readable lines for ``rbench index``: what was read, chunked, reused and
-        embedded, and how long it took."""
-        chunked = self.files_added + self.files_changed
-        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
-        return [
-            f"files:  {self.files} seen, {chunked} chunked ({self.files_added} new, "
-            f"{self.files_changed} changed), {self.files_unchanged} unchanged, "
-            f"{self.files_removed} removed{skipped}",
-            f"chunks: {self.chunks} in the index, {self.chunks_reused} reused from the "
-            f"previous index",
-            f"embeddings: {self.texts_embedded} new texts, "
-            f"{self.texts_embedded - self.texts_cached} computed by the model, "
-            f"{self.texts_cached} from the embedding cache",
-            f"{self.mode} took {self.seconds:.1f}s (table {self.table})",
-        ]
 
 
 def _schema(dim: int) -> pa.Schema:

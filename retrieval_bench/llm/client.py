@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -37,25 +36,13 @@ from retrieval_bench.llm.base import (
     TokenLogprob,
 )
 from retrieval_bench.llm.cache import ResponseCache, request_key
+from retrieval_bench.llm.settings import LLMSpec
 
 _RETRYABLE = (
     openai.APIConnectionError,  # includes APITimeoutError
     openai.RateLimitError,
     openai.InternalServerError,
 )
-
-
-@dataclass(frozen=True)
-class ClientSettings:
-    base_url: str
-    model: str
-    api_key: str = "sk-local"
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    backoff_s: float = 0.5
-    concurrency: int = 1
-    cost_per_1k_prompt: float = 0.0
-    cost_per_1k_completion: float = 0.0
 
 
 def _logprobs_from_chat(choice: dict[str, Any]) -> tuple[TokenLogprob, ...]:
@@ -107,18 +94,26 @@ def parse_response(body: dict[str, Any], model: str, legacy: bool = False) -> Co
 
 
 class LLMClient:
-    """Thread-safe client; see the module docstring."""
+    """Thread-safe client; see the module docstring.
 
-    def __init__(self, settings: ClientSettings, cache: ResponseCache | None = None):
+    ``settings.base_url`` must be set (:func:`~retrieval_bench.llm.factory.make_llm`
+    fills it in for the local server); responses are cached in ``cache`` (``make_llm``
+    passes one unless ``settings.cache`` is false).
+    """
+
+    def __init__(self, settings: LLMSpec, cache: ResponseCache | None = None):
+        if settings.base_url is None:
+            raise ValueError("LLMClient needs settings.base_url (make_llm starts a local server)")
         self.settings = settings
+        self.base_url: str = settings.base_url
         self.model = settings.model
         self.cache = cache
         self.stats = CallStats()
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, settings.concurrency))
         self._client = openai.OpenAI(
-            base_url=settings.base_url,
-            api_key=settings.api_key,
+            base_url=self.base_url,
+            api_key=settings.api_key(),
             timeout=settings.timeout_s,
             max_retries=0,  # we retry ourselves, with logging and our own backoff
         )

@@ -3,12 +3,10 @@ OpenAI-compatible endpoint with one config change (``llm.base_url``)."""
 
 from __future__ import annotations
 
-import os
-
-from retrieval_bench.config import LLMSpec
 from retrieval_bench.llm.cache import ResponseCache
-from retrieval_bench.llm.client import ClientSettings, LLMClient
+from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.local_server import LocalServer
+from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.loads import timed_load
 from retrieval_bench.workspace import Workspace
 
@@ -24,16 +22,6 @@ def make_llm(spec: LLMSpec | None = None, ws: Workspace | None = None) -> LLMCli
             with timed_load("local LLM server"):  # a start takes seconds to minutes
                 running = server.start()
         base_url = running.base_url
-    settings = ClientSettings(
-        base_url=base_url,
-        model=spec.model,
-        api_key=os.environ.get(spec.api_key_env, "sk-local"),
-        timeout_s=spec.timeout_s,
-        max_retries=spec.max_retries,
-        backoff_s=spec.backoff_s,
-        concurrency=spec.concurrency,
-        cost_per_1k_prompt=spec.cost_per_1k_prompt,
-        cost_per_1k_completion=spec.cost_per_1k_completion,
-    )
+    settings = spec.model_copy(update={"base_url": base_url})
     cache = ResponseCache.in_dir(ws.cache_dir) if spec.cache else None
     return LLMClient(settings, cache)

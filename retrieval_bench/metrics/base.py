@@ -24,7 +24,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,9 @@ class MetricBase(ABC):
     name: str = "metric"
     description: str = ""
     higher_is_better: bool = True
+    needs_llm: ClassVar[bool] = False
+    """The constructor takes ``llm``: the metric factory passes the run's client
+    (made on the first metric that declares this, never otherwise)."""
 
     @abstractmethod
     def score(self, sample: Sample) -> Score:

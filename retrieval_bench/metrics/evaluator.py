@@ -38,6 +38,11 @@ from retrieval_bench.metrics.samples import SampleError, check_unique_ids, to_sa
 from retrieval_bench.text_table import aligned
 
 
+def nan_if_missing(value: float | None) -> float:
+    """``value``, or NaN for a missing one (the results database stores NaN as NULL)."""
+    return math.nan if value is None else value
+
+
 class Failure(NamedTuple):
     """One missing value: which sample, which metric, why, and the raw model text."""
 
@@ -72,6 +77,14 @@ class EvaluationResult:
     def values(self, metric: str) -> dict[str, float | None]:
         """sample id → value (None when missing) for one metric."""
         return {sid: s.value for sid, s in zip(self.sample_ids, self.scores[metric], strict=True)}
+
+    def stored_values(self) -> dict[str, dict[str, float]]:
+        """sample id → metric → value, NaN where missing: the per-query rows of the
+        ``answer`` stage in the results database."""
+        return {
+            sid: {m: nan_if_missing(self.scores[m][i].value) for m in self.metric_names}
+            for i, sid in enumerate(self.sample_ids)
+        }
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per sample: ``id``, ``metrics`` (name → value or None),

@@ -59,14 +59,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from retrieval_bench.answering.references import (
-    CodeReference,
-    PathIndex,
-    PathMatch,
-    extract_references,
-    normalise_path,
-    symbol_parts,
-)
+from retrieval_bench.answering.paths import PathIndex, PathMatch, normalise_path
+from retrieval_bench.answering.references import CodeReference, extract_references, symbol_parts
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.files import WalkReport, iter_source_files
 from retrieval_bench.metrics.base import MetricBase, Sample, Score

@@ -41,13 +41,17 @@ extractor found the score, the text after it (if any) is ``Score.reason``.
 from __future__ import annotations
 
 import math
-import string
 from collections.abc import Sequence
 from pathlib import Path
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
-from retrieval_bench.llm.prompt_files import has_section, parse_sections, read_prompt_text
+from retrieval_bench.llm.prompt_files import (
+    has_section,
+    parse_sections,
+    read_prompt_text,
+    template_fields,
+)
 from retrieval_bench.metrics.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.judge_extractors import ExtractorFn, TextExtractor, get_extractor
 from retrieval_bench.registry import register
@@ -65,31 +69,7 @@ def check_template(template: str, owner: str = "llm_judge") -> None:
     has ``{prediction}`` (see the module docstring)."""
     if not isinstance(template, str):
         raise TypeError(f"{owner}: template must be a string, got {type(template).__name__}")
-    try:
-        parts = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise ValueError(
-            f"{owner}: template is malformed ({exc}); write {{{{ and }}}} for literal braces"
-        ) from None
-    seen = set()
-    for _, field, spec, conversion in parts:
-        if field is None:
-            continue
-        conv = f"!{conversion}" if conversion else ""
-        fmt = f":{spec}" if spec else ""
-        shown = f"{{{field}{conv}{fmt}}}"
-        if field not in PLACEHOLDERS:
-            raise ValueError(
-                f"{owner}: unknown placeholder {shown} in template; use "
-                f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)}, "
-                "and {{ }} for literal braces"
-            )
-        if spec or conversion:
-            raise ValueError(
-                f"{owner}: placeholder {shown} has a format spec or conversion; "
-                f"write plain {{{field}}}"
-            )
-        seen.add(field)
+    seen = template_fields(template, owner, "template", PLACEHOLDERS)
     if "prediction" not in seen:
         raise ValueError(
             f"{owner}: template has no {{prediction}} placeholder; "
@@ -147,6 +127,7 @@ class LLMJudge(MetricBase):
     """
 
     description = "LLM-as-judge: a model rates the prediction against the reference"
+    needs_llm = True
 
     def __init__(
         self,

@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.llm.yes_no import YES_NO_WORD
 
 __all__ = [
     "EXTRACTOR_NAMES",
@@ -79,7 +80,6 @@ _RANGE_END_BEFORE = re.compile(r"\d\s*[-–—]\s*$")
 _SIGN_BEFORE = re.compile(r"[-+–−]$")
 _RANGE_START_AFTER = re.compile(r"\s*[-–—]\s*\d")
 _FRACTION_AFTER = re.compile(r"\s*(?:/|\bout\s+of\b)\s*(\d+)(?!\w|[.,]\d)", re.IGNORECASE)
-_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class YesNoExtractor(TextExtractor):
     name = "yes_no"
 
     def find(self, text: str) -> Extraction | None:
-        m = _YES_NO.search(text)
+        m = YES_NO_WORD.search(text)
         if m is None:
             return None
         return Extraction(1.0 if m.group(1).casefold() == "yes" else 0.0, m.start(), m.end())

@@ -101,8 +101,8 @@ def assert_no_regression(
         candidates = [replace(p, name=f"{p.name}@{model}", model=model) for p in candidates]
     to_run = [base, *[c for c in candidates if c.name != base.name]]
     if llm is None:
-        from retrieval_bench.config import LLMSpec
         from retrieval_bench.llm.factory import make_llm
+        from retrieval_bench.llm.settings import LLMSpec
 
         llm = make_llm(LLMSpec(), workspace)
     run = run_prompts(uc, all_rows, to_run, llm, baseline=base.name, alpha=alpha)

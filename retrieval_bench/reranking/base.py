@@ -1,22 +1,32 @@
-"""The reranker protocol (SPEC §1.5): a candidate run in, a re-scored run out."""
+"""The reranker contract: a candidate run in, a re-scored run out.
+
+Subclass :class:`Reranker` and implement :meth:`~Reranker.rerank` (see
+docs/extending.md); :mod:`retrieval_bench.reranking.common` has the shared
+candidate gathering and tie-breaking.
+"""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
-from typing import Protocol
 
 from retrieval_bench.corpus import Corpus
+from retrieval_bench.stage import Stage
 from retrieval_bench.types import Run
 
 
-class Reranker(Protocol):
-    name: str
+class Reranker(Stage):
+    """Base of every reranker. Flag: ``needs_llm`` (the constructor takes ``llm``).
 
+    The harness gives a reranker the run of its ``input:`` stage; rerankers are
+    not trained.
+    """
+
+    @abstractmethod
     def rerank(self, queries: Mapping[str, str], run: Run, corpus: Corpus, k: int) -> Run:
         """Re-score each query's candidates in ``run``; return the best ``k``.
 
         Scores are the reranker's own (e.g. P(Yes) for ``llm-logprob``), so a
         threshold can be swept over them. A query whose model calls fail keeps
-        no candidates and is reported in ``self.failures`` (query id → reason).
+        no candidates and is reported in :attr:`failures` (query id → reason).
         """
-        ...

@@ -28,7 +28,8 @@ from typing import Any
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.loads import timed_load
-from retrieval_bench.registry import register
+from retrieval_bench.registry import RERANKERS
+from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.reranking.common import (
     gather_candidates,
     positive_ints,
@@ -55,8 +56,8 @@ def _load(path: str, device: str, max_length: int | None) -> Any:
         return CrossEncoder(path, device=device, max_length=max_length, local_files_only=True)
 
 
-@register("rerankers", "cross-encoder")
-class CrossEncoderReranker:
+@RERANKERS.register("cross-encoder")
+class CrossEncoderReranker(Reranker):
     """Scores (query, snippet) pairs with a local ``CrossEncoder``.
 
     Parameters:
@@ -118,6 +119,7 @@ class CrossEncoderReranker:
         self.max_length = max_length
         if name is not None:
             self.name = name
+        super().__init__()
         self.failures: dict[str, str] = {}
         self.artifacts: dict[str, list[dict[str, Any]]] = {}
         self.unknown_chunks = 0

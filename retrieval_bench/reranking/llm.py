@@ -45,7 +45,9 @@ from typing import Any
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
-from retrieval_bench.registry import register
+from retrieval_bench.llm.yes_no import p_yes, parse_yes_no
+from retrieval_bench.registry import RERANKERS
+from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.reranking.common import (
     gather_candidates,
     load_prompt,
@@ -59,43 +61,10 @@ __all__ = [
     "LLMLogprobReranker",
     "LLMSelectReranker",
     "LLMYesNoReranker",
-    "p_yes",
     "parse_numbers",
-    "parse_yes_no",
 ]
 
-_WORD = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+")
-_PUNCT = " \t\r\n.,;:!?\"'`*()[]<>"
-
-
-def parse_yes_no(text: str) -> float | None:
-    """1.0 when the first word of ``text`` is "yes", 0.0 when "no", else None."""
-    m = _WORD.search(text.casefold())
-    if m is None:
-        return None
-    return {"yes": 1.0, "no": 0.0}.get(m.group(0))
-
-
-def p_yes(top: Mapping[str, float]) -> float | None:
-    """P(Yes) renormalised over the Yes/No variants of ``top`` (token → logprob).
-
-    None when neither appears (the caller falls back to the answer text).
-    """
-    yes = [lp for tok, lp in top.items() if tok.strip(_PUNCT).casefold() == "yes"]
-    no = [lp for tok, lp in top.items() if tok.strip(_PUNCT).casefold() == "no"]
-    if not yes and not no:
-        return None
-    if not no:
-        return 1.0
-    if not yes:
-        return 0.0
-    m = max(yes + no)
-    if not math.isfinite(m):
-        return None
-    py = sum(math.exp(lp - m) for lp in yes)
-    pn = sum(math.exp(lp - m) for lp in no)
-    return py / (py + pn)
 
 
 def parse_numbers(text: str, n: int, limit: int | None = None) -> list[int]:
@@ -135,7 +104,7 @@ class _Scored:
     extra: dict[str, Any]
 
 
-class _LLMReranker:
+class _LLMReranker(Reranker):
     """Shared driver: collect candidates, one ``chat_many`` for all, score, order.
 
     After ``rerank``: ``failures`` (query id → reason, for queries that kept no
@@ -147,6 +116,7 @@ class _LLMReranker:
     """
 
     name = "llm"
+    needs_llm = True
     top_logprobs: int | None = None
 
     def __init__(
@@ -170,6 +140,7 @@ class _LLMReranker:
         self.temperature = temperature
         if name is not None:
             self.name = name
+        super().__init__()
         self._reset()
 
     def _reset(self) -> None:
@@ -250,7 +221,7 @@ class _LLMReranker:
         return Run(self.name, out)
 
 
-@register("rerankers", "llm-yesno")
+@RERANKERS.register("llm-yesno")
 class LLMYesNoReranker(_LLMReranker):
     """One Yes/No call per candidate (seed 002 "basic"); score 1.0 yes, 0.0 no.
 
@@ -281,7 +252,7 @@ class LLMYesNoReranker(_LLMReranker):
         return [_Scored(chunk, rank, score, (rank,), reply.text, extra)]
 
 
-@register("rerankers", "llm-logprob")
+@RERANKERS.register("llm-logprob")
 class LLMLogprobReranker(LLMYesNoReranker):
     """The Yes/No call with first-token logprobs (seed 002 "better"); score = P(Yes).
 
@@ -319,7 +290,7 @@ class LLMLogprobReranker(LLMYesNoReranker):
         return value, {"no_logprobs": True, "top_logprobs": top}
 
 
-@register("rerankers", "llm-select")
+@RERANKERS.register("llm-select")
 class LLMSelectReranker(_LLMReranker):
     """Candidates in groups; the model names the best of each (seed 002 "naive").
 

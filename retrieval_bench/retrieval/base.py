@@ -1,21 +1,66 @@
-"""The retriever protocol (SPEC §1.3): each returns a ranked, scored Run."""
+"""The retriever contract: index a corpus once, then return a ranked, scored Run.
+
+Subclass :class:`Retriever`, implement :meth:`~Retriever.index` and
+:meth:`~Retriever.search`, and declare what the harness must provide with the
+class flags (see docs/extending.md)::
+
+    @RETRIEVERS.register("path-match")
+    class PathMatch(Retriever):
+        def index(self, corpus, codebase_index=None): ...
+        def search(self, queries, k): ...
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.types import Run
+from retrieval_bench.stage import Stage, untrained_default
+from retrieval_bench.types import Example, Run
+
+if TYPE_CHECKING:
+    from retrieval_bench.index.store import CodebaseIndex
 
 
-class Retriever(Protocol):
-    name: str
+class Retriever(Stage):
+    """Base of every retriever.
 
-    def index(self, corpus: Corpus) -> None:
-        """Prepare to search ``corpus`` (may reuse a persisted index)."""
-        ...
+    Flags (class attributes, read by the harness before it builds the stage):
 
+    * ``needs_llm`` — the constructor takes ``llm``, the run's shared client;
+    * ``uses_vector_index`` — the harness builds the LanceDB index of the
+      snapshot and passes it to :meth:`index`, so the retriever can reuse its
+      vectors (``dense``, ``hyde``);
+    * ``trainable`` — :meth:`fit` is called with the dataset's ``train_split``
+      before :meth:`search` (a config without one fails with a clear error).
+    """
+
+    uses_vector_index: ClassVar[bool] = False
+    trainable: ClassVar[bool] = False
+
+    @abstractmethod
+    def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:
+        """Prepare to search ``corpus``.
+
+        ``codebase_index`` is the run's LanceDB index over the same chunks when
+        the class declares ``uses_vector_index`` (None otherwise, and always
+        None outside a benchmark run); other retrievers ignore it.
+        """
+
+    @abstractmethod
     def search(self, queries: Mapping[str, str], k: int) -> Run:
-        """Top-``k`` chunk ids with scores for each ``{query_id: text}``."""
-        ...
+        """At most ``k`` chunk ids with scores (higher = better) per ``{query_id: text}``.
+
+        Chunk ids come from the indexed corpus. A query the retriever cannot
+        serve may be left out (it then counts as failed, ``no result``) or
+        reported with its reason in :attr:`failures`.
+        """
+
+    @untrained_default
+    def fit(self, examples: Sequence[Example], corpus: Corpus) -> object:
+        """Learn from labelled ``examples`` (a ``trainable`` retriever implements
+        this; it may be called again, e.g. per cross-fitting fold, and must then
+        forget the previous fit)."""
+        raise NotImplementedError(f"{type(self).__name__} is not trainable")

@@ -55,7 +55,8 @@ import numpy as np
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.registry import register
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
 from retrieval_bench.types import Chunk, Run
 
@@ -65,8 +66,8 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
-@register("retrievers", "bm25")
-class BM25Retriever:
+@RETRIEVERS.register("bm25")
+class BM25Retriever(Retriever):
     """BM25 over code tokens of each chunk (+ its path), via ``bm25s``.
 
     Parameters:
@@ -103,6 +104,7 @@ class BM25Retriever:
                 raise ConfigError(f"bm25: {label} {value!r} is not one of {', '.join(METHODS)}")
         if dtype not in ("float32", "float64"):
             raise ConfigError(f"bm25: dtype {dtype!r} must be 'float32' or 'float64'")
+        super().__init__()
         self.name = name
         self.k1 = k1
         self.b = b
@@ -143,9 +145,9 @@ class BM25Retriever:
         """The tokens of a query that occur in the indexed vocabulary."""
         return [t for t in self.tokenizer(text) if t in self._vocab]
 
-    # -- Retriever protocol
+    # -- Retriever contract
 
-    def index(self, corpus: Corpus) -> None:
+    def index(self, corpus: Corpus, codebase_index: object = None) -> None:
         """Tokenise every chunk and build the ``bm25s`` index (in memory)."""
         self.index_tokens(
             [c.id for c in corpus.chunks], (self.doc_tokens(c) for c in corpus.chunks)

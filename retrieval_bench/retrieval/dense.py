@@ -18,7 +18,7 @@ Chunk vectors come, in order of preference, from
 
 Seed 002's "basic" rung, a learned linear *adapter* matrix applied to query
 vectors: ``adapter=`` names one saved by
-:meth:`~retrieval_bench.retrieval.adapter.LinearAdapter.save`, and
+:meth:`~retrieval_bench.retrieval.linear_adapter.LinearAdapter.save`, and
 :meth:`DenseRetriever.transform_queries` applies it; the ``dense-adapted``
 retriever (:mod:`retrieval_bench.retrieval.adapter`) learns one from a
 training split.
@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import lancedb
 import numpy as np
@@ -42,21 +42,21 @@ from retrieval_bench.index.embed import (
     SentenceTransformerEmbedder,
 )
 from retrieval_bench.index.store import CodebaseIndex, vectors_of
-from retrieval_bench.registry import register
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.retrieval.linear_adapter import LinearAdapter, load_adapter
 from retrieval_bench.types import Run
 from retrieval_bench.workspace import Workspace
-
-if TYPE_CHECKING:
-    from retrieval_bench.retrieval.adapter import LinearAdapter
 
 _QUERY_BLOCK = 256  # queries scored per matrix product, bounding memory at m × n floats
 
 
-@register("retrievers", "dense")
-class DenseRetriever:
+@RETRIEVERS.register("dense")
+class DenseRetriever(Retriever):
     """Exact cosine search over sentence-transformers embeddings of the corpus chunks."""
 
     name = "dense"
+    uses_vector_index = True
 
     def __init__(
         self,
@@ -71,6 +71,7 @@ class DenseRetriever:
         """``embedder`` overrides the model (tests, other backends); ``adapter`` is
         the path of a saved query adapter; the other parameters configure the
         default :class:`SentenceTransformerEmbedder`."""
+        super().__init__()
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
             model_path, batch_size=batch_size, threads=threads
         )
@@ -85,8 +86,6 @@ class DenseRetriever:
         self.adapter: LinearAdapter | None = None
         """Learned query adapter applied by :meth:`transform_queries` (None: identity)."""
         if adapter:
-            from retrieval_bench.retrieval.adapter import load_adapter
-
             self.adapter = load_adapter(adapter, self.embedder.name)
 
     @property

@@ -62,7 +62,8 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError, SnapshotError, ToolMissingError
 from retrieval_bench.files import ALWAYS_IGNORED, DEFAULT_MAX_BYTES
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.registry import register
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.query_terms import (
     TERM_EXTRACTORS,
     dedupe,
@@ -104,8 +105,8 @@ def _field_text(obj: Mapping[str, Any] | None) -> str:
     return os.fsdecode(base64.b64decode(obj.get("bytes", "")))
 
 
-@register("retrievers", "exact")
-class ExactRetriever:
+@RETRIEVERS.register("exact")
+class ExactRetriever(Retriever):
     """ripgrep search mapped back to chunks (see module doc for the score).
 
     Parameters:
@@ -122,6 +123,8 @@ class ExactRetriever:
         timeout_s: per-query limit for the rg process.
         rg_path: explicit ripgrep binary.
     """
+
+    needs_llm = True  # only the terms="llm" rung calls it
 
     def __init__(
         self,
@@ -157,6 +160,7 @@ class ExactRetriever:
             raise ConfigError("exact: keyword_provider is only used with terms='llm'")
         if case not in ("ignore", "smart", "sensitive"):
             raise ConfigError(f"exact: case {case!r} must be 'ignore', 'smart' or 'sensitive'")
+        super().__init__()
         self.name = name
         self.terms = terms
         self.keyword_provider = keyword_provider
@@ -194,7 +198,7 @@ class ExactRetriever:
             terms = list(TERM_EXTRACTORS[self.terms](question))
         return terms[: self.max_terms]
 
-    def index(self, corpus: Corpus) -> None:
+    def index(self, corpus: Corpus, codebase_index: object = None) -> None:
         """Remember the corpus; ripgrep needs no index. Fails early if rg is missing."""
         if not Path(corpus.root).is_dir():
             raise SnapshotError(f"exact: corpus root {corpus.root} is not a folder; re-create it")

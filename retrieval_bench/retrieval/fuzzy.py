@@ -57,15 +57,16 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import tantivy
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.registry import register
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
+from retrieval_bench.retrieval.typo_budget import TypoBudget
 from retrieval_bench.types import Run
 
 if TYPE_CHECKING:
@@ -75,48 +76,6 @@ BACKENDS = ("tantivy", "meilisearch")
 _WRITER_HEAP = 64_000_000
 _VOCAB_LIMIT = 1_000  # most vocabulary terms one fuzzy lookup may return
 _FIRST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-@dataclass(frozen=True)
-class TypoBudget:
-    """How many typos a query term may contain, by its length in characters.
-
-    Meilisearch's rule (``typoTolerance.minWordSizeForTypos``): terms shorter
-    than ``one_typo`` get none, shorter than ``two_typos`` one, longer two.
-    """
-
-    one_typo: int = 5
-    two_typos: int = 9
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.one_typo <= self.two_typos <= 255:
-            raise ConfigError(
-                f"fuzzy: typo_budget needs 1 <= one_typo <= two_typos <= 255, "
-                f"got one_typo={self.one_typo}, two_typos={self.two_typos}"
-            )
-
-    def distance(self, term: str) -> int:
-        """The most edits allowed for ``term`` (0, 1 or 2)."""
-        n = len(term)
-        return 2 if n >= self.two_typos else 1 if n >= self.one_typo else 0
-
-    @classmethod
-    def of(cls, value: TypoBudget | Mapping[str, int] | Sequence[int] | None) -> TypoBudget:
-        """Accept a budget, ``{"one_typo": 5, "two_typos": 9}`` (or Meilisearch's
-        ``oneTypo``/``twoTypos``), ``[5, 9]``, or ``None`` for the default."""
-        if value is None or isinstance(value, TypoBudget):
-            return value or cls()
-        if isinstance(value, Mapping):
-            names = {"oneTypo": "one_typo", "twoTypos": "two_typos"}
-            sizes = {names.get(key, key): int(size) for key, size in value.items()}
-            if unknown := sorted(set(sizes) - {"one_typo", "two_typos"}):
-                raise ConfigError(f"fuzzy: typo_budget has unknown keys {unknown}")
-            return cls(**sizes)
-        if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
-            return cls(int(value[0]), int(value[1]))
-        raise ConfigError(
-            f"fuzzy: typo_budget {value!r} must be {{one_typo: N, two_typos: M}} or [N, M]"
-        )
 
 
 def osa_distance(a: str, b: str) -> int:
@@ -283,8 +242,8 @@ class TantivyBackend:
         return dict(ranked[:k])
 
 
-@register("retrievers", "fuzzy")
-class FuzzyRetriever:
+@RETRIEVERS.register("fuzzy")
+class FuzzyRetriever(Retriever):
     """Typo-tolerant full-text search over code tokens (see module doc).
 
     Parameters:
@@ -335,6 +294,7 @@ class FuzzyRetriever:
             raise ConfigError(f"fuzzy: fuzzy_weight {fuzzy_weight} must be in (0, 1]")
         if max_expansions < 1:
             raise ConfigError(f"fuzzy: max_expansions {max_expansions} must be at least 1")
+        super().__init__()
         self.name = name
         self.backend = backend
         self.budget = TypoBudget.of(typo_budget)
@@ -372,7 +332,7 @@ class FuzzyRetriever:
             cfg |= {"url": self._meili.url, "index_uid": self._meili.index_uid}
         return cfg
 
-    def index(self, corpus: Corpus) -> None:
+    def index(self, corpus: Corpus, codebase_index: object = None) -> None:
         """Tokenise every chunk (+ its path) and (re)build the backend's index."""
         ids = [c.id for c in corpus.chunks]
         texts = [self.tokenizer(c.text) for c in corpus.chunks]

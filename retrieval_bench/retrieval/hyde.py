@@ -41,12 +41,15 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import Embedder
 from retrieval_bench.index.store import CodebaseIndex
 from retrieval_bench.llm.base import LLM, Completion, chat_request
-from retrieval_bench.registry import register
+from retrieval_bench.llm.prompt_files import read_prompt_text
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.dense import DenseRetriever
-from retrieval_bench.retrieval.prompts import load_prompt
 from retrieval_bench.types import Chunk, Run
 
 RUNGS = ("plain", "language", "tree")
+PROMPTS_PACKAGE = "retrieval_bench.retrieval"
+"""Where ``prompts/hyde_<rung>.txt`` live (package data)."""
 
 _DISPLAY = {
     "python": "Python",
@@ -216,8 +219,8 @@ def strip_code_fences(text: str) -> str:
     return "\n\n".join("\n".join(b).strip("\n") for b in blocks if "".join(b).strip()).strip()
 
 
-@register("retrievers", "hyde")
-class HydeRetriever:
+@RETRIEVERS.register("hyde")
+class HydeRetriever(Retriever):
     """Dense search with an LLM-written hypothetical snippet per question (module doc).
 
     Parameters:
@@ -230,6 +233,9 @@ class HydeRetriever:
             :class:`~retrieval_bench.retrieval.dense.DenseRetriever`, which does
             the embedding and the search.
     """
+
+    needs_llm = True
+    uses_vector_index = True
 
     def __init__(
         self,
@@ -254,6 +260,7 @@ class HydeRetriever:
             raise ConfigError(f"hyde: rung {rung!r} is not one of {', '.join(RUNGS)}")
         if max_tokens < 1:
             raise ConfigError(f"hyde: max_tokens must be at least 1, got {max_tokens}")
+        super().__init__()
         self.llm = llm
         self.rung = rung
         self.max_tokens = max_tokens
@@ -301,14 +308,15 @@ class HydeRetriever:
         the plain prompt when the corpus has no programming language)."""
         languages = " or ".join(self.languages)
         if self.rung == "tree":
-            return load_prompt("hyde_tree").format(
+            return read_prompt_text(PROMPTS_PACKAGE, "hyde_tree").format(
                 tree=self.tree or "(empty)",
                 languages=languages or UNKNOWN_LANGUAGES,
                 query=question,
             )
         if self.rung == "language" and languages:
-            return load_prompt("hyde_language").format(languages=languages, query=question)
-        return load_prompt("hyde_plain").format(query=question)
+            prompt = read_prompt_text(PROMPTS_PACKAGE, "hyde_language")
+            return prompt.format(languages=languages, query=question)
+        return read_prompt_text(PROMPTS_PACKAGE, "hyde_plain").format(query=question)
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
         """Top-``k`` chunks per query, searched with the hypothetical snippets."""

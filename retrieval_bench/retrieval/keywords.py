@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
-from retrieval_bench.retrieval.prompts import load_prompt
+from retrieval_bench.llm.prompt_files import read_prompt_text
 from retrieval_bench.retrieval.query_terms import MIN_TERM_LEN, STOPWORDS, identifier_terms
 
 _BULLET_RE = re.compile(r"^(?:[-*•+>]|\d+[.):]|\(\d+\)|[a-zA-Z][.)](?=\s))\s*")
@@ -39,6 +39,8 @@ _SPLIT_RE = re.compile(r"[,;|]")
 _BACKTICK_RE = re.compile(r"`([^`\n]+)`")
 _EDGE_CHARS = "\"'`“”‘’*.,;:!?()[]{}<> \t"
 MAX_PHRASE_WORDS = 3
+PROMPTS_PACKAGE = "retrieval_bench.retrieval"
+"""Where ``prompts/keywords.txt`` lives (package data)."""
 
 
 def _word_ok(word: str) -> bool:
@@ -126,7 +128,9 @@ class LLMKeywordProvider:
 
     def request(self, question: str) -> ChatRequest:
         """The chat request for ``question``."""
-        prompt = load_prompt("keywords").format(max_keywords=self.max_keywords, query=question)
+        prompt = read_prompt_text(PROMPTS_PACKAGE, "keywords").format(
+            max_keywords=self.max_keywords, query=question
+        )
         return chat_request(prompt, temperature=self.temperature, max_tokens=self.max_tokens)
 
     def __call__(self, question: str) -> list[str]:

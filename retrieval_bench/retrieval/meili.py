@@ -10,7 +10,7 @@ official ``meilisearch`` client (0.43):
   :func:`settings_body`: searchable attributes ``tokens`` (the chunk's code
   tokens from ``CodeTokenizer``, space-joined) then ``path`` (its path's
   tokens), ``typoTolerance.minWordSizeForTypos`` from the same
-  :class:`~retrieval_bench.retrieval.fuzzy.TypoBudget` as the embedded backend,
+  :class:`~retrieval_bench.retrieval.typo_budget.TypoBudget` as the embedded backend,
   and Meilisearch's default ranking rules (set explicitly, so a reused index
   cannot keep custom ones). Documents go up in batches of ``batch_size``
   (``POST /indexes/{uid}/documents``); every task is awaited
@@ -60,7 +60,7 @@ from meilisearch.errors import (
 from meilisearch.models.task import TaskInfo
 
 from retrieval_bench.errors import IndexBuildError
-from retrieval_bench.retrieval.fuzzy import TypoBudget
+from retrieval_bench.retrieval.typo_budget import TypoBudget
 
 T = TypeVar("T")
 

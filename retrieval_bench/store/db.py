@@ -24,29 +24,41 @@ command and the web UI read. Design points:
   versions, models, dataset fingerprint, snapshot, tokenizer, git commit,
   Python and platform (ARCHITECTURE.md: results that record their versions).
 
-NaN metric values are stored as NULL and read back as NaN.
+NaN metric values are stored as NULL and read back as NaN. The records it
+returns, its errors and run ids are :mod:`retrieval_bench.store.records`,
+re-exported here.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import secrets
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from typing import Any
 
-from retrieval_bench.errors import RBenchError
 from retrieval_bench.store.corrupt import CorruptDBError
 from retrieval_bench.store.owner import current_owner, describe_owner, owner_alive
 from retrieval_bench.store.provenance import provenance
+from retrieval_bench.store.records import (
+    FINISHED_BADLY,
+    RUN_STATUSES,
+    ResultsDBError,
+    RunInProgressError,
+    RunRecord,
+    StageInfo,
+    UnknownRunError,
+    failure_reason,
+    new_run_id,
+    now,
+)
 from retrieval_bench.store.schema import MIGRATIONS
 from retrieval_bench.store.sqlite import SQLiteFile
 from retrieval_bench.types import StageResult
 
 __all__ = [
+    "FINISHED_BADLY",
     "MIGRATIONS",
     "CorruptDBError",
     "ResultsDB",
@@ -59,75 +71,6 @@ __all__ = [
     "new_run_id",
     "provenance",
 ]
-
-RUN_STATUSES = ("running", "done", "failed", "interrupted")
-FINISHED_BADLY = ("failed", "interrupted")
-"""Statuses ``rbench runs --prune`` deletes."""
-
-
-class ResultsDBError(RBenchError):
-    """The results database cannot be opened or is asked for something it lacks."""
-
-
-class RunInProgressError(ResultsDBError):
-    """The run is still being written by a live process (or one this host cannot check)."""
-
-
-class UnknownRunError(ResultsDBError, KeyError):
-    """No run with that id."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else "unknown run"
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    id: str
-    name: str
-    created_at: str
-    finished_at: str | None
-    status: str
-    config: dict[str, Any]
-    provenance: dict[str, Any]
-    dataset_fingerprint: str | None
-    timings: dict[str, Any]
-    notes: str | None
-    error: str | None = None
-    """Why the run failed or was interrupted (one line); None when it did not."""
-    owner: dict[str, Any] | None = None
-    """The process that ran it: host, pid, process token (see ``store.owner``)."""
-
-
-@dataclass(frozen=True)
-class StageInfo:
-    stage: str
-    parent: str | None
-    seconds: float
-    llm_calls: int
-    llm_tokens: int
-    n_failures: int
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def new_run_id(when: datetime | None = None) -> str:
-    """``YYYYMMDD-HHMMSS-<6 hex>`` (UTC), sortable by creation time."""
-    return f"{(when or _now()):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def failure_reason(exc: BaseException) -> str:
-    """One line for ``runs.error``: our own errors already explain themselves; any
-    other exception is prefixed with its type (``KeyError: 'x'`` says more than ``'x'``)."""
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted (Ctrl-C)"
-    text = " ".join(str(exc).split())
-    if isinstance(exc, RBenchError) and text:
-        return text
-    if isinstance(exc, KeyError) and exc.args:
-        text = repr(exc.args[0])
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _num(v: float | None) -> float | None:
@@ -176,7 +119,7 @@ class ResultsDB(SQLiteFile):
                         (
                             rid,
                             name,
-                            _now().isoformat(),
+                            now().isoformat(),
                             json.dumps(dict(config or {}), sort_keys=True, default=str),
                             json.dumps(dict(provenance or {}), sort_keys=True, default=str),
                             dataset_fingerprint,
@@ -286,7 +229,7 @@ class ResultsDB(SQLiteFile):
                 "WHERE id = ?",
                 (
                     status,
-                    _now().isoformat(),
+                    now().isoformat(),
                     json.dumps(dict(timings or {}), default=str),
                     error,
                     run_id,

@@ -11,12 +11,20 @@ what to do, with a status code that fits — never a bare "Internal Server Error
   ``rbench runs --rebuild-db``;
 * a damaged file of a run's results folder → 500, naming the file and line;
 * anything else → 500 with the exception's type and message.
+
+:func:`install` adds the handlers that answer every error of the app this way
+(and HTTP errors and malformed query parameters too).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException
 
 from retrieval_bench.errors import ConfigError, DatasetError, RBenchError
 from retrieval_bench.prompt_eval.errors import (
@@ -28,10 +36,10 @@ from retrieval_bench.prompt_eval.errors import (
 from retrieval_bench.store.corrupt import CorruptDBError, is_corrupt
 from retrieval_bench.store.db import ResultsDBError, UnknownRunError
 from retrieval_bench.web.html import error_page
-from retrieval_bench.web.runs import PageNotFoundError, ResultsFileError
+from retrieval_bench.web.rundata import PageNotFoundError, ResultsFileError
 from retrieval_bench.workspace import Workspace
 
-__all__ = ["Failure", "describe", "render"]
+__all__ = ["Failure", "describe", "install", "json_error", "render"]
 
 REBUILD = "rbench runs --rebuild-db"
 
@@ -107,3 +115,49 @@ def describe(exc: BaseException, ws: Workspace, request: str) -> Failure:
 def render(failure: Failure) -> str:
     """The HTML page of a failure."""
     return error_page(failure.title, failure.what, failure.todo, failure.file)
+
+
+def json_error(status: int, message: str) -> JSONResponse:
+    """An API error: ``{"error": message}`` with ``status``."""
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def install(app: FastAPI, ws: Workspace) -> None:
+    """Answer every error of ``app`` with a readable page (JSON under ``/api/``)."""
+
+    async def failure(request: Request, exc: Exception) -> Response:
+        """Any error of a route, sorted by :func:`describe`."""
+        what = describe(exc, ws, f"{request.method} {request.url.path}")
+        if request.url.path.startswith("/api/"):
+            message = what.what if what.file is None or what.file in what.what else (
+                f"{what.what} ({what.file})")  # fmt: skip
+            return json_error(what.status, message)
+        return HTMLResponse(render(what), status_code=what.status)
+
+    # our own errors, SQLite's and file errors are answered here; anything else
+    # reaches the catch-all (Starlette then also logs its traceback)
+    for kind in (RBenchError, sqlite3.Error, OSError, Exception):
+        app.add_exception_handler(kind, failure)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if request.url.path.startswith("/api/"):
+            return json_error(exc.status_code, str(exc.detail))
+        title = "Not found" if exc.status_code == 404 else f"Error {exc.status_code}"
+        todo = ["Follow the links from the Runs page or the Prompt lab."]
+        text = f"{request.method} {request.url.path}: {exc.detail}"
+        return HTMLResponse(render(Failure(exc.status_code, title, text, None, todo)),
+                            status_code=exc.status_code)  # fmt: skip
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_params(request: Request, exc: RequestValidationError) -> Response:
+        """A missing or malformed query parameter (``/compare`` without ``base``)."""
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e.get('loc', ())[1:]) or 'request'}: {e.get('msg', '')}"
+            for e in exc.errors()
+        )  # fmt: skip
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": problems, "detail": exc.errors()}, status_code=422)
+        todo = ["Fill in the form on the page that links here (e.g. both runs to compare)."]
+        text = f"{request.method} {request.url.path}: {problems}"
+        return HTMLResponse(render(Failure(400, "Bad request", text, None, todo)), status_code=400)

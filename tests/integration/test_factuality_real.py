@@ -16,10 +16,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from retrieval_bench.config import LLMSpec
 from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.factory import make_llm
 from retrieval_bench.llm.local_server import ServerState
+from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.metrics.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.factuality import (
     ClaimExtractor,

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench.config import LLMSpec
 from retrieval_bench.llm.cache import ResponseCache
 from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.factory import make_llm
 from retrieval_bench.llm.local_server import ServerState
+from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.metrics.base import Sample, Score
 from retrieval_bench.metrics.judge import LLMJudge
 from retrieval_bench.metrics.judge_consistency import consistency

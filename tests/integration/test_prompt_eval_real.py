@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from retrieval_bench.cli import EXIT_OK, main
-from retrieval_bench.config import LLMSpec
 from retrieval_bench.llm.factory import make_llm
 from retrieval_bench.llm.local_server import ServerState
+from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.prompt_eval.history import history
 from retrieval_bench.prompt_eval.regression import assert_no_regression
 from retrieval_bench.prompt_eval.report import format_run

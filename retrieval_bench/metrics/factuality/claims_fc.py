@@ -119,6 +119,7 @@ class ClaimsFC(MetricBase):
     """
 
     description = "claim-level factual precision/recall/F1 of the answer vs the reference"
+    needs_llm = True
 
     def __init__(
         self,

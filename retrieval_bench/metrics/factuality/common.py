@@ -6,9 +6,10 @@
   use ``str.format`` syntax and are checked when a helper is built;
 * :func:`call_all`: a list of requests through **one** ``llm.chat_many``
   (failures come back as :class:`LLMError` values, never raised);
-* :func:`parse_yes_no`: the first whole word YES or NO (the judge's
-  ``yes_no`` extractor); :func:`reply_yes_no` falls back on the first token's
-  Yes/No logprobs when the text says neither;
+* :func:`reply_yes_no`: the first whole word YES or NO of a reply
+  (:func:`retrieval_bench.llm.yes_no.parse_yes_no` with ``anywhere=True``, the
+  judge's ``yes_no`` extractor), falling back on the first token's Yes/No
+  logprobs when the text says neither;
 * small validators for the options every helper shares.
 """
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -24,8 +24,8 @@ from pathlib import Path
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
-from retrieval_bench.llm.prompt_files import parse_sections
-from retrieval_bench.metrics.judge_extractors import YesNoExtractor
+from retrieval_bench.llm.prompt_files import parse_sections, template_fields
+from retrieval_bench.llm.yes_no import p_yes, parse_yes_no
 
 __all__ = [
     "Prompt",
@@ -33,33 +33,19 @@ __all__ = [
     "check_max_tokens",
     "check_temperature",
     "check_unit",
-    "parse_yes_no",
     "reply_text",
     "reply_yes_no",
     "shorten",
 ]
 
 PROMPTS_PACKAGE = "retrieval_bench.metrics.factuality"
-_YES_NO = YesNoExtractor()
 
 
 def _placeholders(template: str, owner: str) -> set[str]:
     try:
-        parts = list(string.Formatter().parse(template))
+        return template_fields(template, owner, "prompt")
     except ValueError as exc:
-        raise ConfigError(
-            f"{owner}: prompt is malformed ({exc}); write {{{{ and }}}} for literal braces"
-        ) from None
-    names = set()
-    for _, field, spec, conversion in parts:
-        if field is None:
-            continue
-        if not field.isidentifier() or spec or conversion:
-            raise ConfigError(
-                f"{owner}: prompt placeholder {{{field}}} must be a plain name like {{text}}"
-            )
-        names.add(field)
-    return names
+        raise ConfigError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -139,12 +125,6 @@ def reply_text(reply: Completion | LLMError) -> tuple[str | None, str | None]:
     return reply.text, None
 
 
-def parse_yes_no(text: str) -> bool | None:
-    """The first whole word YES (True) or NO (False), case-insensitive; None if neither."""
-    found = _YES_NO.find(text)
-    return None if found is None else found.value == 1.0
-
-
 YES_NO_LOGPROBS = 5
 """Alternatives asked for on yes/no questions, for :func:`reply_yes_no`'s fallback."""
 
@@ -156,13 +136,10 @@ def reply_yes_no(reply: Completion | LLMError) -> bool | None:
     no; the ``llm-logprob`` reranker's rule, seed 002). None when neither tells."""
     if isinstance(reply, LLMError):
         return None
-    found = parse_yes_no(reply.text)
-    if found is not None or not reply.logprobs:
-        return found
-    from retrieval_bench.reranking.llm import p_yes
-
-    p = p_yes(reply.logprobs[0].top)
-    return None if p is None or p == 0.5 else p > 0.5
+    value = parse_yes_no(reply.text, anywhere=True)
+    if value is None and reply.logprobs:
+        value = p_yes(reply.logprobs[0].top)
+    return None if value is None or value == 0.5 else value > 0.5
 
 
 def shorten(text: str, limit: int = 80) -> str:

@@ -48,6 +48,7 @@ class ContextRelevancy(MetricBase):
     """
 
     description = "share of retrieved sources judged necessary or useful for the answer"
+    needs_llm = True
 
     def __init__(
         self,

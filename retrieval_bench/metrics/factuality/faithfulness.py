@@ -57,6 +57,7 @@ class Faithfulness(MetricBase):
     """
 
     description = "share of the answer's claims entailed by at least one retrieved source"
+    needs_llm = True
 
     def __init__(
         self,

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_bench.llm.base import LLM
+from retrieval_bench.llm.yes_no import parse_yes_no
 from retrieval_bench.metrics.factuality.common import (
     Prompt,
     call_all,
     check_max_tokens,
     check_temperature,
-    parse_yes_no,
     reply_text,
 )
 
@@ -83,7 +83,8 @@ class Informationless:
             raw, error = reply_text(reply)
             # text only, no logprob fallback: an "informationless" verdict zeroes the
             # sample, so it must be an explicit YES (weak models lean to "Yes" tokens)
-            verdict = None if raw is None else parse_yes_no(raw)
+            value = None if raw is None else parse_yes_no(raw, anywhere=True)
+            verdict = None if value is None else value == 1.0
             verdicts[t] = InformationlessVerdict(verdict, raw, error)
         blank = InformationlessVerdict(True)
         return [verdicts.get(t, blank) for t in texts]

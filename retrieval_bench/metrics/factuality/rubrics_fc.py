@@ -101,6 +101,7 @@ class RubricsFC(MetricBase):
     """
 
     description = "rubric relation of the answer to the reference (equivalent ... contradiction)"
+    needs_llm = True
 
     def __init__(
         self,

@@ -31,13 +31,8 @@ from retrieval_bench.metrics.stats.bootstrap_ci import (
     bootstrap_distribution,
     rowwise,
 )
-from retrieval_bench.metrics.stats.inputs import (
-    Values,
-    check_alternative,
-    check_n_resamples,
-    paired_differences,
-)
-from retrieval_bench.metrics.stats.resampling import generator, tie_tolerance
+from retrieval_bench.metrics.stats.inputs import FloatArray, Values, paired_differences
+from retrieval_bench.metrics.stats.resampling import generator, paired_resampling_test
 from retrieval_bench.metrics.stats.results import Interval, TestResult
 
 
@@ -50,23 +45,18 @@ def paired_bootstrap_test(
     alternative: str = "two-sided",
 ) -> TestResult:
     """Bootstrap test of ``mean(b - a) = 0`` on the null-centred resampled pairs."""
-    d = paired_differences(a, b)
-    n_resamples = check_n_resamples(n_resamples)
-    check_alternative(alternative)
-    n = int(d.size)
-    observed = float(d.mean())
-    if not d.any():
-        return TestResult("bootstrap", 0.0, 1.0, n, alternative)
-    tolerance = tie_tolerance(float(np.abs(d).mean()))
-    null = bootstrap_distribution(d - observed, rowwise("mean"), n_resamples, generator(seed))
-    if alternative == "greater":
-        count = np.count_nonzero(null >= observed - tolerance)
-    elif alternative == "less":
-        count = np.count_nonzero(null <= observed + tolerance)
-    else:
-        count = np.count_nonzero(np.abs(null) >= abs(observed) - tolerance)
-    p_value = min(1.0, (int(count) + 1) / (n_resamples + 1))
-    return TestResult("bootstrap", observed, p_value, n, alternative)
+
+    def p_value(d: FloatArray, observed: float, tolerance: float, n_resamples: int) -> float:
+        null = bootstrap_distribution(d - observed, rowwise("mean"), n_resamples, generator(seed))
+        if alternative == "greater":
+            count = np.count_nonzero(null >= observed - tolerance)
+        elif alternative == "less":
+            count = np.count_nonzero(null <= observed + tolerance)
+        else:
+            count = np.count_nonzero(np.abs(null) >= abs(observed) - tolerance)
+        return min(1.0, (int(count) + 1) / (n_resamples + 1))
+
+    return paired_resampling_test("bootstrap", a, b, n_resamples, alternative, p_value)
 
 
 def paired_bootstrap_ci(

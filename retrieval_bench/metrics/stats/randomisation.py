@@ -25,19 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval_bench.metrics.stats.inputs import (
-    FloatArray,
-    Values,
-    check_alternative,
-    check_n_resamples,
-    paired_differences,
-)
+from retrieval_bench.metrics.stats.inputs import FloatArray, Values
 from retrieval_bench.metrics.stats.resampling import (
     chunk_sizes,
     count_tails,
     generator,
+    paired_resampling_test,
     tail_p_value,
-    tie_tolerance,
 )
 from retrieval_bench.metrics.stats.results import TestResult
 
@@ -51,19 +45,14 @@ def randomisation_test(
     alternative: str = "two-sided",
 ) -> TestResult:
     """Sign-flip permutation test of ``mean(b - a) = 0``; exact when ``2**n <= n_resamples``."""
-    d = paired_differences(a, b)
-    n_resamples = check_n_resamples(n_resamples)
-    check_alternative(alternative)
-    n = int(d.size)
-    observed = float(d.mean())
-    if not d.any():
-        return TestResult("randomisation", 0.0, 1.0, n, alternative)
-    tolerance = tie_tolerance(float(np.abs(d).mean()))
-    exact = 2**n <= n_resamples
-    null = _all_sign_flip_means(d) if exact else _random_sign_flip_means(d, n_resamples, seed)
-    at_most, at_least = count_tails(null, observed, tolerance)
-    p_value = tail_p_value(at_most, at_least, null.size, alternative, exact=exact)
-    return TestResult("randomisation", observed, p_value, n, alternative)
+
+    def p_value(d: FloatArray, observed: float, tolerance: float, n_resamples: int) -> float:
+        exact = 2**d.size <= n_resamples
+        null = _all_sign_flip_means(d) if exact else _random_sign_flip_means(d, n_resamples, seed)
+        at_most, at_least = count_tails(null, observed, tolerance)
+        return tail_p_value(at_most, at_least, null.size, alternative, exact=exact)
+
+    return paired_resampling_test("randomisation", a, b, n_resamples, alternative, p_value)
 
 
 def _all_sign_flip_means(d: FloatArray) -> FloatArray:

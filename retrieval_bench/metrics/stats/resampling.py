@@ -1,4 +1,5 @@
-"""Shared machinery of the resampling procedures: chunking, tie tolerance, p-values.
+"""Shared machinery of the resampling procedures: the paired tests' common frame
+(:func:`paired_resampling_test`), chunking, tie tolerance, p-values.
 
 Resampling 10,000 times from 10,000 pairs would materialise 10^8 numbers
 (800 MB as float64) if done at once; :func:`chunk_sizes` splits the resamples
@@ -14,11 +15,18 @@ exact enumerations use ``count / total``. Two-sided permutation p-values are
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from retrieval_bench.metrics.stats.inputs import FloatArray
+from retrieval_bench.metrics.stats.inputs import (
+    FloatArray,
+    Values,
+    check_alternative,
+    check_n_resamples,
+    paired_differences,
+)
+from retrieval_bench.metrics.stats.results import TestResult
 
 CHUNK_BYTES = 32 * 2**20
 """Upper bound on the bytes of one block of resamples (per array of 8-byte items)."""
@@ -41,6 +49,31 @@ def chunk_sizes(n_resamples: int, n_columns: int, item_bytes: int = 8) -> Iterat
 
 def tie_tolerance(scale: float) -> float:
     return RELATIVE_TIE_TOLERANCE * scale
+
+
+PValue = Callable[[FloatArray, float, float, int], float]
+"""``(d, observed mean, tie tolerance, n_resamples) -> p-value`` of one resampling test."""
+
+
+def paired_resampling_test(
+    name: str, a: Values, b: Values, n_resamples: int, alternative: str, p_value: PValue
+) -> TestResult:
+    """The frame every paired resampling test of ``mean(b - a) = 0`` shares.
+
+    Validates the pairs (``d = b - a``), ``n_resamples`` and ``alternative``; when
+    every difference is zero the p-value is 1.0 without resampling; otherwise the
+    test's own ``p_value`` gets the differences, their mean, the tie tolerance
+    (:data:`RELATIVE_TIE_TOLERANCE` of ``mean(|d|)``) and ``n_resamples``.
+    """
+    d = paired_differences(a, b)
+    n_resamples = check_n_resamples(n_resamples)
+    check_alternative(alternative)
+    n = int(d.size)
+    if not d.any():
+        return TestResult(name, 0.0, 1.0, n, alternative)
+    observed = float(d.mean())
+    tolerance = tie_tolerance(float(np.abs(d).mean()))
+    return TestResult(name, observed, p_value(d, observed, tolerance, n_resamples), n, alternative)
 
 
 def count_tails(null: FloatArray, observed: float, tolerance: float) -> tuple[int, int]:

@@ -15,52 +15,27 @@ prediction then scores 1.0 and any other 0.0.
 
 from __future__ import annotations
 
-from retrieval_bench.metrics.base import MetricBase, Sample, Score
-from retrieval_bench.metrics.text.normalize import normalizer_from_options, sample_texts
+from dataclasses import dataclass
+
+from retrieval_bench.metrics.base import Sample, Score
+from retrieval_bench.metrics.text.normalize import NormalisedTextMetric, sample_texts
 from retrieval_bench.registry import register
 
 _NO_REFERENCE = ("",)
 
 
 @register("metrics", "exact_match")
-class ExactMatch(MetricBase):
+@dataclass(eq=False, kw_only=True)
+class ExactMatch(NormalisedTextMetric):
     """Exact match after normalisation; 1.0 or 0.0.
 
-    Parameters:
-        ignore_case: compare lowercased text.
-        ignore_punctuation: delete punctuation (ASCII and Unicode ``P*``) first.
-        normalize_whitespace: collapse whitespace runs to one space.
-        strip: ignore leading/trailing whitespace.
-        remove_articles: drop the words a/an/the.
-        squad: the SQuAD v1.1 preset; turns on case, punctuation and article
-            removal (cannot be combined with ``normalize_whitespace=False`` or
-            ``strip=False``).
-        name: the metric's label in results.
+    Parameters (keyword-only): ``ignore_case``, ``ignore_punctuation``,
+    ``normalize_whitespace``, ``strip``, ``remove_articles``, ``squad``, ``name``;
+    see :class:`~retrieval_bench.metrics.text.normalize.NormalisedTextMetric`.
     """
 
     description = "exact match of normalised prediction and reference"
-
-    def __init__(
-        self,
-        *,
-        ignore_case: bool = False,
-        ignore_punctuation: bool = False,
-        normalize_whitespace: bool = True,
-        strip: bool = True,
-        remove_articles: bool = False,
-        squad: bool = False,
-        name: str = "exact_match",
-    ) -> None:
-        self.name = name
-        self.normalizer = normalizer_from_options(
-            name,
-            ignore_case=ignore_case,
-            ignore_punctuation=ignore_punctuation,
-            normalize_whitespace=normalize_whitespace,
-            strip=strip,
-            remove_articles=remove_articles,
-            squad=squad,
-        )
+    name: str = "exact_match"
 
     def score(self, sample: Sample) -> Score:
         prediction, references = sample_texts(sample, self.name)

@@ -26,10 +26,10 @@ import re
 import string
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.base import Sample
+from retrieval_bench.metrics.base import MetricBase, Sample
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b", re.IGNORECASE)
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -111,7 +111,7 @@ def normalizer_from_options(
     remove_articles: bool,
     squad: bool,
 ) -> TextNormalizer:
-    """The normaliser for a metric's keyword options (shared with token F1)."""
+    """The normaliser for a metric's keyword options (see :class:`NormalisedTextMetric`)."""
     if not squad:
         return TextNormalizer(
             ignore_case, ignore_punctuation, remove_articles, normalize_whitespace, strip
@@ -122,6 +122,49 @@ def normalizer_from_options(
             "drop normalize_whitespace=False / strip=False or set squad=False"
         )
     return TextNormalizer.squad()
+
+
+@dataclass(eq=False, kw_only=True)
+class NormalisedTextMetric(MetricBase):
+    """Base of the metrics that compare normalised text (exact match, token F1).
+
+    The normalisation options are declared once, here, as dataclass fields, so
+    each subclass's constructor signature lists them explicitly (keyword-only,
+    with their defaults) — what the metric factory checks config keys against —
+    and a subclass only re-declares the defaults it changes (token F1 ignores
+    case). Options:
+
+    * ``ignore_case``: compare lowercased text;
+    * ``ignore_punctuation``: delete punctuation (ASCII and Unicode ``P*``) first;
+    * ``normalize_whitespace``: collapse whitespace runs to one space;
+    * ``strip``: ignore leading/trailing whitespace;
+    * ``remove_articles``: drop the words a/an/the;
+    * ``squad``: the SQuAD v1.1 preset; turns on case, punctuation and article
+      removal (cannot be combined with ``normalize_whitespace=False`` or
+      ``strip=False``);
+    * ``name``: the metric's label in results.
+    """
+
+    ignore_case: bool = False
+    ignore_punctuation: bool = False
+    normalize_whitespace: bool = True
+    strip: bool = True
+    remove_articles: bool = False
+    squad: bool = False
+    name: str = "metric"
+    normalizer: TextNormalizer = field(init=False, repr=False)
+    """The normaliser the options make (set on construction)."""
+
+    def __post_init__(self) -> None:
+        self.normalizer = normalizer_from_options(
+            self.name,
+            ignore_case=self.ignore_case,
+            ignore_punctuation=self.ignore_punctuation,
+            normalize_whitespace=self.normalize_whitespace,
+            strip=self.strip,
+            remove_articles=self.remove_articles,
+            squad=self.squad,
+        )
 
 
 def sample_texts(sample: Sample, metric: str) -> tuple[str, Sequence[str]]:

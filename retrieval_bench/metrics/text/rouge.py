@@ -216,25 +216,25 @@ class Rouge(MetricBase):
         )
 
 
-@register("metrics", "rouge1")
+@register("metrics", "rouge1", returns=Rouge)
 def rouge1(*, measure: str = "f", use_stemmer: bool = False, name: str = "rouge1") -> Rouge:
     """ROUGE-1: unigram overlap."""
     return Rouge(rouge_type="rouge1", measure=measure, use_stemmer=use_stemmer, name=name)
 
 
-@register("metrics", "rouge2")
+@register("metrics", "rouge2", returns=Rouge)
 def rouge2(*, measure: str = "f", use_stemmer: bool = False, name: str = "rouge2") -> Rouge:
     """ROUGE-2: bigram overlap."""
     return Rouge(rouge_type="rouge2", measure=measure, use_stemmer=use_stemmer, name=name)
 
 
-@register("metrics", "rougeL")
+@register("metrics", "rougeL", returns=Rouge)
 def rouge_l(*, measure: str = "f", use_stemmer: bool = False, name: str = "rougeL") -> Rouge:
     """ROUGE-L: sentence-level longest common subsequence."""
     return Rouge(rouge_type="rougeL", measure=measure, use_stemmer=use_stemmer, name=name)
 
 
-@register("metrics", "rougeLsum")
+@register("metrics", "rougeLsum", returns=Rouge)
 def rouge_lsum(*, measure: str = "f", use_stemmer: bool = False, name: str = "rougeLsum") -> Rouge:
     """ROUGE-Lsum: summary-level union LCS over newline-separated sentences."""
     return Rouge(rouge_type="rougeLsum", measure=measure, use_stemmer=use_stemmer, name=name)

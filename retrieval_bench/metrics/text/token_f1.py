@@ -23,9 +23,10 @@ references: the best F1 counts, and its precision and recall go in
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
-from retrieval_bench.metrics.base import MetricBase, Sample, Score
-from retrieval_bench.metrics.text.normalize import normalizer_from_options, sample_texts
+from retrieval_bench.metrics.base import Sample, Score
+from retrieval_bench.metrics.text.normalize import NormalisedTextMetric, sample_texts
 from retrieval_bench.registry import register
 
 _NO_REFERENCE = ("",)
@@ -50,42 +51,19 @@ def token_prf(predicted: list[str], reference: list[str]) -> tuple[float, float,
 
 
 @register("metrics", "token_f1")
-class TokenF1(MetricBase):
-    """Token F1 after normalisation; options as :class:`~.exact_match.ExactMatch`.
+@dataclass(eq=False, kw_only=True)
+class TokenF1(NormalisedTextMetric):
+    """Token F1 after normalisation; options as :class:`~.exact_match.ExactMatch`
+    (:class:`~retrieval_bench.metrics.text.normalize.NormalisedTextMetric`;
+    ``squad=True`` gives the SQuAD v1.1 F1).
 
     Case is ignored by default (as the seed's ``F1Score`` lowercases); pass
     ``ignore_case=False`` for a case-sensitive overlap.
-
-    Parameters:
-        ignore_case, ignore_punctuation, normalize_whitespace, strip,
-        remove_articles, squad: see :class:`~.exact_match.ExactMatch`
-            (``squad=True`` gives the SQuAD v1.1 F1).
-        name: the metric's label in results.
     """
 
     description = "token-overlap F1 (multiset) of prediction and reference"
-
-    def __init__(
-        self,
-        *,
-        ignore_case: bool = True,
-        ignore_punctuation: bool = False,
-        normalize_whitespace: bool = True,
-        strip: bool = True,
-        remove_articles: bool = False,
-        squad: bool = False,
-        name: str = "token_f1",
-    ) -> None:
-        self.name = name
-        self.normalizer = normalizer_from_options(
-            name,
-            ignore_case=ignore_case,
-            ignore_punctuation=ignore_punctuation,
-            normalize_whitespace=normalize_whitespace,
-            strip=strip,
-            remove_articles=remove_articles,
-            squad=squad,
-        )
+    ignore_case: bool = True
+    name: str = "token_f1"
 
     def score(self, sample: Sample) -> Score:
         prediction, references = sample_texts(sample, self.name)

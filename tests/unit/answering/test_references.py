@@ -8,15 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench.answering.references import (
-    CodeReference,
-    PathIndex,
-    extract_references,
-    looks_like_file,
-    match_path,
-    normalise_path,
-    resolve_path,
-)
+from retrieval_bench.answering.paths import PathIndex, match_path, normalise_path, resolve_path
+from retrieval_bench.answering.references import CodeReference, extract_references, looks_like_file
 
 Ref = tuple[str | None, int | None, int | None, str | None]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_bench.chunking.window import WindowChunker
-from retrieval_bench.harness.pipeline import _index_name
+from retrieval_bench.harness.pipeline import index_name
 from retrieval_bench.snapshot import Snapshot
 
 VALID = re.compile(r"^[A-Za-z0-9_.-]+$")  # what CodebaseIndex accepts
@@ -16,7 +16,7 @@ VALID = re.compile(r"^[A-Za-z0-9_.-]+$")  # what CodebaseIndex accepts
 
 def _name(root: Path) -> str:
     snap = Snapshot(root=root, source=str(root), kind="folder", fingerprint="f")
-    return _index_name(snap, WindowChunker(), "model")
+    return index_name(snap, WindowChunker(), "model")
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,8 @@ from retrieval_bench.harness.stages import StageContext, run_retrievers
 from retrieval_bench.llm.base import ChatRequest
 from retrieval_bench.loads import timed_load
 from retrieval_bench.progress import Callback, ProgressReporter
-from retrieval_bench.registry import register
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.types import Example, Run
 from retrieval_bench.workspace import Workspace
 from tests.fakes.llm import ScriptedLLM, last_user
@@ -37,11 +38,10 @@ class Clock:
 CLOCK = Clock()
 
 
-@register("retrievers", "test-lazy-model")
-class LazyModelRetriever:
+class LazyModelRetriever(Retriever):
     """Loads a 'model' (5 clock seconds) on its first search, then works 1 second."""
 
-    def index(self, corpus: Corpus) -> None:
+    def index(self, corpus: Corpus, codebase_index: object = None) -> None:
         return None
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
@@ -64,7 +64,8 @@ def test_a_model_load_is_not_charged_to_the_stage(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr("retrieval_bench.loads._EVENTS", [])  # loads on the real clock
     out = io.StringIO()
     ctx = StageContext(_ds(), None, ProgressReporter(out, tty=False, interval=0))
-    (result,), _ = run_retrievers(ctx, [StageSpec(name="test-lazy-model")], 5, False)
+    with RETRIEVERS.registered("test-lazy-model", LazyModelRetriever):
+        (result,), _ = run_retrievers(ctx, [StageSpec(name="test-lazy-model")], 5, False)
     assert result.seconds == pytest.approx(1.0)  # its own work only
     assert result.loads == {"test model": pytest.approx(5.0)}
     assert out.getvalue().splitlines()[-1] == (

@@ -37,7 +37,8 @@ def _retriever(tmp_path: Path, fake: CountingEmbedder | None = None) -> DenseRet
 
 
 def test_registered_as_dense() -> None:
-    assert registry._REGISTRIES["retrievers"]["dense"] is DenseRetriever
+    assert registry.RETRIEVERS.get("dense") is DenseRetriever
+    assert DenseRetriever.uses_vector_index and not DenseRetriever.needs_llm
 
 
 def test_top_k_ordering_matches_brute_force(tmp_path: Path, corpus: Corpus) -> None:

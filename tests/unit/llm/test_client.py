@@ -22,7 +22,8 @@ from retrieval_bench.llm.base import (
     chat_request,
 )
 from retrieval_bench.llm.cache import ResponseCache
-from retrieval_bench.llm.client import ClientSettings, LLMClient, parse_response
+from retrieval_bench.llm.client import LLMClient, parse_response
+from retrieval_bench.llm.settings import LLMSpec
 
 Handler = Callable[[dict[str, Any]], tuple[int, Any]]
 
@@ -113,7 +114,7 @@ def serve() -> Iterator[Callable[[Handler], Scripted]]:
 
 
 def client(url: str, tmp_path: Path | None = None, **kw: Any) -> LLMClient:
-    settings = ClientSettings(base_url=url, model="m", timeout_s=5, backoff_s=0.01, **kw)
+    settings = LLMSpec(base_url=url, model="m", timeout_s=5, backoff_s=0.01, **kw)
     return LLMClient(settings, ResponseCache.in_dir(tmp_path) if tmp_path else None)
 
 

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from retrieval_bench import registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.metrics.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.builder import FunctionMetric, MetricBuilder
 from retrieval_bench.metrics.composite import Composite
+from retrieval_bench.registry import METRICS
 from tests.fakes.llm import ScriptedLLM
 
 
@@ -34,6 +34,8 @@ class Contains(MetricBase):
 class Graded(MetricBase):
     """Stands in for an LLM judge: keeps the llm it was given; scores 0.5."""
 
+    needs_llm = True
+
     def __init__(self, llm: LLM, *, name: str = "graded") -> None:
         self.llm = llm
         self.name = name
@@ -43,15 +45,13 @@ class Graded(MetricBase):
 
 
 @pytest.fixture
-def test_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def test_registry() -> Iterator[None]:
     """A metrics registry holding only test metrics (plus composite), restored afterwards."""
-    entries = {"composite": registry._REGISTRIES["metrics"]["composite"]}
-    monkeypatch.setitem(registry._REGISTRIES, "metrics", entries)
-    monkeypatch.setattr(registry, "_loaded", {*registry._loaded, "metrics"})
-    registry.register("metrics", "exact_match")(Contains)  # a stand-in under the real name
-    registry.register("metrics", "contains")(Contains)
-    registry.register("metrics", "llm_judge")(Graded)
-    yield
+    with METRICS.scoped(keep=["composite"]):
+        METRICS.register("exact_match")(Contains)  # a stand-in under the real name
+        METRICS.register("contains")(Contains)
+        METRICS.register("llm_judge")(Graded)
+        yield
 
 
 def test_single_part_returns_the_part_itself() -> None:

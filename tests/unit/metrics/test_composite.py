@@ -284,5 +284,5 @@ def test_ascore_samples_turns_a_failing_part_into_missing_values() -> None:
 
 
 def test_composite_is_registered_under_its_name() -> None:
-    # read the table directly: loading every builtin metric module is test_factory's business
-    assert registry._REGISTRIES["metrics"]["composite"] is Composite
+    assert registry.METRICS.get("composite") is Composite
+    assert not Composite.needs_llm  # its parts get their own LLM, if they declare it

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from retrieval_bench import registry
+from retrieval_bench.config import load_metric_specs
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.metrics.base import MetricBase, Sample, Score
@@ -18,10 +19,9 @@ from retrieval_bench.metrics.factory import (
     as_spec,
     build_metric,
     build_metrics,
-    load_metric_specs,
     needs_llm,
-    parse_metric_arg,
 )
+from retrieval_bench.specs import parse_metric_arg
 from tests.fakes.llm import ScriptedLLM
 
 
@@ -52,6 +52,8 @@ class Scaled(MetricBase):
 
 
 class Graded(MetricBase):
+    needs_llm = True
+
     def __init__(self, llm: LLM, *, grade: float = 0.5) -> None:
         self.llm = llm
         self.grade = grade
@@ -66,17 +68,20 @@ class NotAMetric:
         self.name = "x"
 
 
+def not_a_metric() -> Any:
+    """A function factory that says it builds a Contains, but does not."""
+    return NotAMetric()
+
+
 @pytest.fixture
-def test_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def test_registry() -> Iterator[None]:
     """A metrics registry holding only these test metrics (plus composite), restored after."""
-    entries = {"composite": registry._REGISTRIES["metrics"]["composite"]}
-    monkeypatch.setitem(registry._REGISTRIES, "metrics", entries)
-    monkeypatch.setattr(registry, "_loaded", {*registry._loaded, "metrics"})
-    registry.register("metrics", "contains")(Contains)
-    registry.register("metrics", "scaled")(Scaled)
-    registry.register("metrics", "graded")(Graded)
-    registry.register("metrics", "not_a_metric")(NotAMetric)
-    yield
+    with registry.METRICS.scoped(keep=["composite"]):
+        registry.METRICS.register("contains")(Contains)
+        registry.METRICS.register("scaled")(Scaled)
+        registry.METRICS.register("graded")(Graded)
+        registry.METRICS.register("not_a_metric", returns=Contains)(not_a_metric)
+        yield
 
 
 class CountingProvider:
@@ -208,7 +213,7 @@ def test_build_metric_passes_params_and_labels() -> None:
         ("scaled:factor=abc", None),
         ("contains:llm=x", "'llm' is not a metric parameter"),
         ({"name": "contains", "parts": ["scaled"]}, "'parts' only applies to composite metrics"),
-        ("not_a_metric", "not_a_metric made a NotAMetric, not a MetricBase subclass"),
+        ("not_a_metric", "'not_a_metric': its factory made a NotAMetric, not a Contains"),
         (
             {"name": "composite", "parts": ["contains"], "aggregation": "median"},
             "metric 'composite' (composite): composite: unknown aggregation 'median'",
@@ -299,6 +304,14 @@ def test_llm_metric_without_provider_is_a_config_error() -> None:
         build_metrics(["contains", "graded:id=judge"])
     with pytest.raises(ConfigError, match="metric 'graded' needs an LLM"):
         build_metric({"parts": ["contains", "graded"]})
+
+
+def test_only_metric_classes_can_be_registered() -> None:
+    with pytest.raises(TypeError, match="is not a subclass of MetricBase"):
+        registry.METRICS.register("x")(NotAMetric)
+    with pytest.raises(TypeError, match="registered with returns="):
+        registry.METRICS.register("x")(not_a_metric)
+    assert "x" not in registry.METRICS
 
 
 @pytest.mark.usefixtures("test_registry")

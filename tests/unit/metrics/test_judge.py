@@ -207,11 +207,10 @@ def test_evaluate_batch_and_aggregate_count_missing() -> None:
     assert agg.mean == pytest.approx(0.8)
 
 
-def test_registered_and_created_with_llm(monkeypatch: pytest.MonkeyPatch) -> None:
-    from retrieval_bench import registry
+def test_registered_and_created_with_llm() -> None:
+    from retrieval_bench.registry import METRICS
 
-    # importing this module registered it; skip loading the other metric modules
-    monkeypatch.setattr(registry, "_loaded", {*registry._loaded, "metrics"})
+    assert METRICS.type_of("llm_judge") is LLMJudge and LLMJudge.needs_llm
     llm = ScriptedLLM("NO")
     judge = create("metrics", "llm_judge", llm=llm, extractor="yes_no", name="correct")
     assert isinstance(judge, LLMJudge) and judge.name == "correct"

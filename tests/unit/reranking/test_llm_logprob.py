@@ -9,7 +9,8 @@ import pytest
 from retrieval_bench import registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import Completion, LLMUnavailableError, TokenLogprob
-from retrieval_bench.reranking.llm import LLMLogprobReranker, p_yes
+from retrieval_bench.llm.yes_no import p_yes
+from retrieval_bench.reranking.llm import LLMLogprobReranker
 from tests.fakes.llm import Reply, ScriptedLLM, with_logprobs
 from tests.unit.reranking.helpers import by_mark, chunk, corpus_of, input_run
 

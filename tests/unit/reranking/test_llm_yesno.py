@@ -7,7 +7,8 @@ import pytest
 from retrieval_bench import registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import ChatRequest, LLMResponseError, LLMUnavailableError
-from retrieval_bench.reranking.llm import LLMYesNoReranker, parse_yes_no
+from retrieval_bench.llm.yes_no import parse_yes_no
+from retrieval_bench.reranking.llm import LLMYesNoReranker
 from tests.fakes.llm import Reply, ScriptedLLM, last_user
 from tests.unit.reranking.helpers import CountingLLM, by_mark, chunk, corpus_of, input_run
 

@@ -15,11 +15,10 @@ from retrieval_bench.index.embed import normalize_rows
 from retrieval_bench.retrieval.adapter import (
     NEEDS_TRAINING,
     AdaptedDenseRetriever,
-    LinearAdapter,
-    info_nce,
     positive_chunk_ids,
 )
 from retrieval_bench.retrieval.dense import DenseRetriever
+from retrieval_bench.retrieval.linear_adapter import LinearAdapter, info_nce
 from retrieval_bench.types import Chunk, Example, Span
 from tests.unit.index.fakes import CountingEmbedder
 

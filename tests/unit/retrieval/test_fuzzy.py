@@ -10,7 +10,8 @@ import retrieval_bench
 from retrieval_bench import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.retrieval.fuzzy import FuzzyRetriever, TypoBudget, osa_distance
+from retrieval_bench.retrieval.fuzzy import FuzzyRetriever, osa_distance
+from retrieval_bench.retrieval.typo_budget import TypoBudget
 from retrieval_bench.types import Chunk
 from tests.unit.retrieval.conftest import window_corpus
 

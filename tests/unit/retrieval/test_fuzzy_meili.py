@@ -26,7 +26,7 @@ import requests
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import IndexBuildError
-from retrieval_bench.retrieval.fuzzy import FuzzyRetriever, TypoBudget
+from retrieval_bench.retrieval.fuzzy import FuzzyRetriever
 from retrieval_bench.retrieval.meili import (
     MeiliBackend,
     documents,
@@ -35,6 +35,7 @@ from retrieval_bench.retrieval.meili import (
     search_request,
     settings_body,
 )
+from retrieval_bench.retrieval.typo_budget import TypoBudget
 from retrieval_bench.types import Chunk
 
 URL = "http://meili.test:7700"

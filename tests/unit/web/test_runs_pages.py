@@ -99,7 +99,7 @@ def test_run_page_lists_queries_with_metrics_of_the_chosen_stage(
     client: TestClient, bench_ws: Bench
 ) -> None:
     from retrieval_bench.store.db import ResultsDB
-    from retrieval_bench.web.runs import cell
+    from retrieval_bench.web.query_table import cell
     from tests.unit.web.htmltables import tables
 
     ws, both, _ = bench_ws

@@ -1,4 +1,7 @@
-"""``rbench runs``: list the stored runs, delete or prune them, rebuild the database.
+"""``rbench runs`` and ``rbench show``: the stored runs.
+
+``rbench show RUN_ID`` prints a stored run's per-stage table (``--subset``,
+``-k`` at any cut-off the run computed, ``--format``, ``--out``).
 
 * ``rbench runs`` — one line per run: id, status, time, name and, for a run
   that failed or was interrupted, why (a ``running`` run whose process is gone
@@ -18,8 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
+from typing import Any
 
+from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, loads_line, workspace
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.store.db import (
     FINISHED_BADLY,
     ResultsDB,
@@ -30,11 +37,10 @@ from retrieval_bench.store.db import (
 from retrieval_bench.store.owner import describe_owner
 from retrieval_bench.workspace import Workspace
 
-__all__ = ["runs_command"]
 
-
-def runs_command(args: argparse.Namespace, ws: Workspace) -> int:
-    """Run the ``runs`` subcommand; returns the exit code."""
+def cmd_runs(args: argparse.Namespace) -> int:
+    """Run ``rbench runs``; returns the exit code."""
+    ws = workspace(args)
     if getattr(args, "rebuild_db", False):
         return _rebuild(ws)
     if getattr(args, "delete", None) or getattr(args, "prune", False):
@@ -58,13 +64,13 @@ def _list(ws: Workspace, as_json: bool) -> int:
             for r in runs
         ]
         print(json.dumps(rows))
-        return 0
+        return EXIT_OK
     for r in runs:
         total = r.timings.get("total")
         took = f"{total:.1f}s" if isinstance(total, int | float) else "-"
         why = f"  ({r.error})" if r.error else ""
         print(f"{r.id}  {r.status:<11} {took:>8}  {r.name}{why}")
-    return 0
+    return EXIT_OK
 
 
 def _run_folder(ws: Workspace, run_id: str) -> Path | None:
@@ -90,7 +96,7 @@ def _delete(ws: Workspace, ids: list[str], prune: bool) -> int:
             runs = [r for r in db.list_runs() if r.status in FINISHED_BADLY]
             if not runs:
                 print("nothing to prune: no failed or interrupted runs")
-                return 0
+                return EXIT_OK
         else:
             runs = []
             for run_id in dict.fromkeys(ids):
@@ -111,7 +117,7 @@ def _delete(ws: Workspace, ids: list[str], prune: bool) -> int:
             else:
                 where = "(it had no results folder)"
             print(f"deleted run {run.id} ({run.status}, {run.name}) {where}")
-    return 0
+    return EXIT_OK
 
 
 def _rebuild(ws: Workspace) -> int:
@@ -133,4 +139,69 @@ def _rebuild(ws: Workspace) -> int:
         print(f"prompt-lab tables copied from the damaged file: {', '.join(report.salvaged)}")
     if report.lost:
         print(f"prompt-lab tables unreadable in the damaged file (lost): {', '.join(report.lost)}")
-    return 1 if report.unreadable else 0
+    return EXIT_FAILED if report.unreadable else EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Run ``rbench show RUN_ID``: the table on stdout, notes for a reader after it."""
+    from retrieval_bench.harness.report import (
+        answer_aggregates,
+        format_answer_table,
+        format_table,
+        stage_columns,
+    )
+
+    db = ResultsDB(workspace(args).db_path)
+    run = db.get_run(args.run_id)
+    table = db.stage_table(run.id, args.subset)
+    if args.json:
+        out = {"run": run.id, "subset": args.subset, "table": table}
+        print(json.dumps({**out, "status": run.status, "error": run.error}))
+        return EXIT_OK
+    order = [s.stage for s in db.stages(run.id)]
+    title = f"{run.name} [{args.subset}] run {run.id} ({run.status})"
+    if run.config.get("kind") == "eval":  # an `rbench eval` run: its answer metrics
+        cols = list(dict.fromkeys(m for row in table.values() for m in row))
+    else:
+        k = _show_k(run.id, run.config, args.k)
+        cols = stage_columns(k, run.config.get("metrics", {}).get("budgets", [8000]))
+        table_k = int(run.config.get("table_k", 10))
+        if k != table_k and any(f"Lost@{k}" in row for row in table.values()):
+            cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
+        title += f" k={k}"
+    answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
+    rendered = format_table(table, cols, [s for s in order if s in table], title, args.format)
+    if args.out:
+        Path(args.out).write_text(rendered + "\n", encoding="utf-8")
+        print(f"wrote the {args.format} table of run {run.id} to {args.out}", file=sys.stderr)
+    else:
+        print(rendered)
+    # the rest is for a reader: with csv/markdown or --out, stdout is the table alone
+    notes = sys.stdout if args.format == "text" and not args.out else sys.stderr
+    if run.error:  # why it failed or was interrupted
+        print(f"\n{run.status}: {run.error}", file=notes)
+    if answer_row is not None:
+        answers = format_answer_table(answer_aggregates(answer_row), f"\n{run.name} answers")
+        print(answers, file=notes)
+    loads = loads_line({key[5:]: v for key, v in run.timings.items() if key.startswith("load:")})
+    if loads:
+        print(f"\n{loads}", file=notes)
+    others = [s for s in db.subsets(run.id) if s != args.subset]
+    if others:
+        print(f"\nother subsets: {', '.join(others)}", file=notes)
+    return EXIT_OK
+
+
+def _show_k(run_id: str, config: dict[str, Any], wanted: int | None) -> int:
+    """The cut-off ``rbench show`` prints: ``wanted`` if the run computed it (else a
+    ConfigError listing the ks it has), by default the run's ``table_k``."""
+    default = int(config.get("table_k", 10))
+    if wanted is None:
+        return default
+    available = sorted({default, *(int(k) for k in config.get("metrics", {}).get("ks", []))})
+    if wanted not in available:
+        raise ConfigError(
+            f"run {run_id} has no metrics at k={wanted}; it computed k = "
+            f"{', '.join(map(str, available))} (rbench run -k {wanted} computes a new run)"
+        )
+    return wanted

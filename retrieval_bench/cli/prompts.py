@@ -1,4 +1,5 @@
-"""``rbench prompts``: run use cases, see history, import/export rows and prompts (SPEC §4, §6).
+"""``rbench prompts``: run use cases, see history, import/export rows and prompts
+(docs/architecture.md#prompt-evaluation).
 
     rbench prompts list [USE_CASE]
     rbench prompts run USE_CASE [--prompt NAME ...] [--baseline NAME] [--json] [--gate]
@@ -17,59 +18,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, workspace
 from retrieval_bench.progress import ProgressReporter
 from retrieval_bench.workspace import Workspace
 
-EXIT_OK, EXIT_GATE_FAILED = 0, 1
+EXIT_GATE_FAILED = EXIT_FAILED
 
 
-def add_parser(sub: Any, func: Callable[[argparse.Namespace], int]) -> None:
-    """Add the ``prompts`` subcommand tree to the ``rbench`` parser."""
-    p = sub.add_parser("prompts", help="evaluate prompt templates against ground truth")
-    psub = p.add_subparsers(dest="prompts_cmd", required=True)
-
-    ls = psub.add_parser("list", help="use cases, or one use case's prompts and rows")
-    ls.add_argument("use_case", nargs="?", help="show this use case's prompts and rows")
-    ls.add_argument("--json", action="store_true", help="print JSON")
-
-    r = psub.add_parser("run", help="run a use case's prompts and print the sorted table")
-    r.add_argument("use_case", help="registered name, package.module:Class or file.py:Class")
-    r.add_argument("--prompt", action="append", help="run only this prompt (+ the baseline)")
-    r.add_argument("--baseline", help="compare with this prompt (default: the stored baseline)")
-    r.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    r.add_argument("--base-url", help="OpenAI-compatible server (default: the local model)")
-    r.add_argument("--model", default="smollm2", help="model for prompts that name none")
-    r.add_argument("--no-record", action="store_true", help="do not keep this run in history")
-    r.add_argument("--gate", action="store_true", help="exit 1 if a prompt is significantly worse")
-    r.add_argument("--json", action="store_true", help="print the run as JSON (no progress)")
-
-    h = psub.add_parser("history", help="stored runs per prompt, with the change of score")
-    h.add_argument("use_case", nargs="?", help="only this use case (default: all)")
-    h.add_argument("--prompt", help="only this prompt")
-    h.add_argument("--edits", action="store_true", help="list the prompt edits instead of runs")
-    h.add_argument("--json", action="store_true", help="print JSON")
-
-    for name, helptext in (("import", "read rows or prompts (all or nothing)"),
-                           ("export", "write rows or prompts")):  # fmt: skip
-        s = psub.add_parser(name, help=helptext)
-        s.add_argument("use_case", help="registered name, package.module:Class or file.py:Class")
-        s.add_argument("kind", choices=["rows", "prompts"], help="ground-truth rows or prompts")
-        if name == "import":
-            s.add_argument("file", help="JSON, JSONL or CSV file to read")
-            s.add_argument("--replace", action="store_true", help="delete items not in the file")
-        else:
-            s.add_argument("--out", help="file to write (default: stdout)")
-        s.add_argument("--format", choices=["json", "jsonl", "csv"], help="default: by extension")
-    p.set_defaults(func=func)
-
-
-def prompts_command(args: argparse.Namespace, ws: Workspace) -> int:
+def cmd_prompts(args: argparse.Namespace) -> int:
+    """Run ``rbench prompts SUBCOMMAND``; returns the exit code."""
     from retrieval_bench.prompt_eval.store import PromptStore
 
+    ws = workspace(args)
     with PromptStore.for_workspace(ws) as store:
         handler = {
             "list": _list,
@@ -143,8 +106,8 @@ def _list(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
 
 
 def _run(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
-    from retrieval_bench.config import LLMSpec
     from retrieval_bench.llm import factory
+    from retrieval_bench.llm.settings import LLMSpec
     from retrieval_bench.prompt_eval.report import format_run, run_to_json
     from retrieval_bench.prompt_eval.runner import run_use_case
     from retrieval_bench.prompt_eval.usecase import get_use_case

@@ -1,11 +1,13 @@
-"""``rbench compare``: print a run comparison and apply the regression gate (SPEC §2, §6).
+"""``rbench compare``: print a run comparison and apply the regression gate
+(docs/metrics.md#multiple-comparisons).
 
 One aligned table per metric (rows: candidate run × stage pair), the chosen
 test's p-value before and after Holm's correction, and marks: ``▲``/``▼`` for
 a change in the better/worse direction, ``*`` / ``**`` / ``***`` when the
 Holm-adjusted p is below alpha, alpha/5, alpha/50. ``--gate BASELINE`` makes
 the exit status 1 when some run is significantly worse than BASELINE on the
-gate metric(s). The statistics live in :mod:`retrieval_bench.harness.compare`.
+gate metric(s). The statistics live in :mod:`retrieval_bench.harness.compare`,
+imported when the command runs (it loads scipy).
 """
 
 from __future__ import annotations
@@ -15,13 +17,12 @@ import json
 import math
 import sys
 
+from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, workspace
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.compare import Comparison, ComparisonRow, compare_runs, gate
-from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.harness.comparison import Comparison, ComparisonRow
 from retrieval_bench.text_table import aligned
-from retrieval_bench.workspace import Workspace
 
-EXIT_OK, EXIT_GATE_FAILED = 0, 1
+EXIT_GATE_FAILED = EXIT_FAILED
 
 
 def significance_mark(row: ComparisonRow, alpha: float) -> str:
@@ -115,8 +116,11 @@ def _gate_line(row: ComparisonRow) -> str:
     )
 
 
-def compare_command(args: argparse.Namespace, ws: Workspace) -> int:
+def cmd_compare(args: argparse.Namespace) -> int:
     """Run ``rbench compare``; exit 1 only when the gate finds a significant regression."""
+    from retrieval_bench.harness.compare import compare_runs, gate
+    from retrieval_bench.store.db import ResultsDB
+
     if args.gate and args.baseline and args.gate != args.baseline:
         raise ConfigError(
             f"--gate {args.gate} and --baseline {args.baseline} disagree; give one baseline"
@@ -124,7 +128,7 @@ def compare_command(args: argparse.Namespace, ws: Workspace) -> int:
     if args.gate_metric and not args.gate:
         raise ConfigError("--gate-metric needs --gate BASELINE")
     gate_metrics = list(args.gate_metric or [])
-    db = ResultsDB(ws.db_path)
+    db = ResultsDB(workspace(args).db_path)
     try:
         comp = compare_runs(
             db,

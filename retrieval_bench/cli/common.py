@@ -1,0 +1,35 @@
+"""What every ``rbench`` command shares: exit codes, the workspace, progress.
+
+Exit codes: 0 success; 1 a run or command failed (or a gate tripped); 2 bad
+usage, config or input (the one-line message says which input and what to do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from retrieval_bench.progress import ProgressReporter
+from retrieval_bench.workspace import Workspace
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def workspace(args: argparse.Namespace) -> Workspace:
+    """``--workspace DIR``, else ``$RBENCH_HOME`` or ``./.rbench``."""
+    return Workspace(Path(args.workspace).resolve()) if args.workspace else Workspace.default()
+
+
+def reporter(enabled: bool = True) -> ProgressReporter:
+    """Progress on stderr: bars with counts and ETA on a terminal, else a plain line
+    every few seconds (``$RBENCH_PROGRESS_INTERVAL``); nothing when not ``enabled``."""
+    return ProgressReporter(sys.stderr, enabled=enabled)
+
+
+def loads_line(loads: dict[str, float]) -> str | None:
+    """``model loading (not in the stage seconds): embedding model 5.2s``, or None."""
+    if not loads:
+        return None
+    listed = ", ".join(f"{name} {sec:.1f}s" for name, sec in sorted(loads.items()))
+    return f"model loading (not in the stage seconds): {listed}"

@@ -1,0 +1,95 @@
+"""``rbench run CONFIG``: run a benchmark and print its per-stage tables.
+
+Progress (a line per dataset and stage, counts and ETA for the index and the
+LLM calls) and the dataset warnings go to stderr; stdout is the tables, or
+one JSON object with ``--json``, or one CSV with ``--format csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from retrieval_bench.cli.common import EXIT_OK, loads_line, reporter, workspace
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from retrieval_bench.config import load_config
+    from retrieval_bench.harness.report import (
+        csv_tables,
+        format_answer_section,
+        format_table,
+        span_columns,
+        stage_columns,
+    )
+    from retrieval_bench.harness.runner import run_benchmark
+
+    cfg = load_config(args.config)
+    if args.k is not None:  # the printed cut-off; computed too if the config does not
+        cfg.table_k = args.k
+        if args.k not in cfg.metrics.ks:
+            cfg.metrics.ks = sorted({*cfg.metrics.ks, args.k})
+    if args.split:
+        for ds in cfg.datasets:
+            ds.split = args.split
+    if args.limit is not None:
+        for ds in cfg.datasets:
+            ds.limit = args.limit
+
+    def announce(ds: Any) -> None:
+        # --json keeps stdout for the JSON alone; the warnings still go to stderr
+        if not args.json:
+            msg = f"{ds.spec.name}: {len(ds.examples)} questions, {len(ds.corpus.chunks)} chunks"
+            print(msg, file=sys.stderr)
+        for err in ds.row_errors:
+            print(f"  warning: {ds.spec.questions}: {err}", file=sys.stderr)
+        for qid, paths in ds.missing_gold.items():
+            reasons = ds.missing_reasons
+            why = ", ".join(f"{p} ({reasons.get(p, 'not in the snapshot')})" for p in paths)
+            print(f"  warning: {qid}: gold file(s) not indexed: {why}", file=sys.stderr)
+
+    # a line per dataset and stage, counts and ETA for the index and LLM calls (stderr)
+    with reporter(enabled=not args.json) as progress:
+        result = run_benchmark(cfg, workspace(args), progress=progress, on_dataset=announce)
+    answers = result.answer_stage.summary() if result.answer_stage is not None else None
+    if args.json:
+        out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts}
+        print(json.dumps({**out, "sweeps": result.sweeps, "answers": answers,
+                          "loads": result.loads}))  # fmt: skip
+        return EXIT_OK
+    cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
+    all_rows = result.tables.get("all", {}).values()
+    if any(r.get("llm_calls", 0) or r.get("llm_cache_hits", 0) for r in all_rows):
+        cols += ["llm_calls", "llm_cache_hits"]
+    shown = {
+        subset: table
+        for subset, table in result.tables.items()
+        if subset == "all" or args.all_subsets or subset.startswith("leaks_path")
+    }
+    if args.format == "csv":  # the stage tables only, as one CSV (stdout stays parseable)
+        print(csv_tables(shown, cols, result.stage_order))
+        print(f"run {result.run_id} stored in {result.out_dir}", file=sys.stderr)
+        return EXIT_OK
+    fmt = args.format
+    for subset, table in shown.items():
+        n = result.counts[subset]
+        title = f"\n{cfg.name} [{subset}] ({n} queries, file level, k={cfg.table_k})"
+        print(format_table(table, cols, result.stage_order, title, fmt))
+        spans = span_columns(cfg.table_k)
+        if subset == "all" and any(spans[0] in row for row in table.values()):
+            title = f"\n{cfg.name} [{subset}] span level (queries with gold spans, k={cfg.table_k})"
+            print(format_table(table, spans, result.stage_order, title, fmt))
+    for stage, rows in result.sweeps.items():
+        title = f"\n{stage}: threshold sweep (keep candidates scoring >= threshold; file level)"
+        table = {f"{r['threshold']:.3g}": r for r in rows}
+        swept = format_table(table, ["P", "R", "F1", "kept"], title=title, fmt=fmt)
+        print(swept.replace("stage", "t    " if fmt == "text" else "threshold", 1))
+    if answers is not None:
+        print(format_answer_section(cfg.name, answers))
+    loads = loads_line(result.loads)
+    if loads:
+        print(f"\n{loads}")
+    print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
+    return EXIT_OK

@@ -1,0 +1,103 @@
+"""The funnel section of a run's page: per step of the pipeline that ends at the
+chosen stage (candidates → fused → reranked → context), recall, gold files found
+and gold files lost since the step before, from the run's TREC files and
+``queries.jsonl``; the counting is :mod:`retrieval_bench.web.funnel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.web import funnel
+from retrieval_bench.web.html import FunnelBar, esc, funnel_chart, rate, table
+from retrieval_bench.web.rundata import ResultsFileError, run_dir
+from retrieval_bench.workspace import Workspace
+
+__all__ = ["funnel_section"]
+
+
+def _trec_files(path: Path) -> dict[str, set[str]]:
+    """Query id → files of a stage's TREC run file (chunk ids carry their path)."""
+    from retrieval_bench.store.trec import TrecFormatError, read_run
+
+    try:
+        run = read_run(path)
+    except TrecFormatError as exc:
+        raise ResultsFileError(str(exc), path) from exc
+    out: dict[str, set[str]] = {}
+    for qid in run.query_ids():
+        out[qid] = {p for cid in run.ids(qid) if (p := funnel.chunk_path(cid)) is not None}
+    return out
+
+
+def funnel_section(
+    ws: Workspace,
+    run_id: str,
+    parents: Mapping[str, str | None],
+    final: str,
+    k: int,
+    queries: Sequence[dict[str, Any]],
+) -> str:
+    """The funnel of the pipeline ending at ``final`` (``parents``: stage → parent,
+    in pipeline order) over the run's ``queries``: chart, table and notes on steps
+    left out because a TREC file is missing."""
+    if not queries:
+        return "<p class='warn'>No funnel: the run has no <code>queries.jsonl</code>.</p>"
+    steps = funnel.plan(parents, final, k)
+    notes: list[str] = []
+    datasets = list(dict.fromkeys(str(q.get("dataset", "")) for q in queries))
+    files: dict[tuple[str, str], dict[str, set[str]]] = {}  # (dataset, stage) → query → files
+    kept = []
+    for step in steps:
+        if step.key == funnel.CONTEXT:
+            kept.append(step)
+            continue
+        missing = []
+        for ds in datasets:
+            for s in step.stages:
+                path = run_dir(ws, run_id) / "runs" / ds / f"{s}.trec"
+                if not path.exists():
+                    missing.append(path)
+                elif (ds, s) not in files:
+                    files[(ds, s)] = _trec_files(path)
+        if missing:
+            notes.append(f"step “{step.label}” left out: {missing[0]} is missing")
+        else:
+            kept.append(step)
+    fq = []
+    for q in queries:
+        ds, qid = str(q.get("dataset", "")), str(q["query_id"])
+        held: dict[str, set[str]] = {}
+        for step in kept:
+            if step.key == funnel.CONTEXT:
+                held[step.key] = set((q.get("stages") or {}).get(final, {}).get("files") or [])
+            else:
+                held[step.key] = set().union(*(files[(ds, s)].get(qid, set())
+                                               for s in step.stages))  # fmt: skip
+        fq.append(funnel.FunnelQuery(qid, frozenset(q.get("gold_files") or []),
+                                     frozenset(q.get("missing_gold") or []), held))  # fmt: skip
+    counted = funnel.compute(kept, fq)
+    if not counted or not counted[0].n_queries:
+        return "<p class='warn'>No funnel: no query has gold files.</p>"
+    first = counted[0]
+    missing_gold = sum(len(q.missing & q.gold) for q in fq)
+    intro = (
+        f"<p>{first.gold} gold files over {first.n_queries} queries"
+        + (f", {missing_gold} of them not indexed (never found, never lost)"
+           if missing_gold else "")
+        + ". Width = recall; “lost here” = gold files the step before held and this "
+        "step does not (before the first step: the snapshot).</p>"
+    )  # fmt: skip
+    bars = [
+        FunnelBar(s.key, s.label, s.recall,
+                  f"recall {rate(s.recall)} · {s.found}/{s.gold} gold files · lost here {s.lost}")
+        for s in counted
+    ]  # fmt: skip
+    rows = [[esc(s.label), rate(s.recall), f"{s.found}/{s.gold}", str(s.lost)] for s in counted]
+    header = ["step", "recall", "gold found", "lost here"]
+    return (
+        intro + funnel_chart(bars) + table(header, rows, cls="num", id="funnel")
+        + "".join(f"<p class='warn'>{esc(n)}</p>" for n in notes)
+    )  # fmt: skip

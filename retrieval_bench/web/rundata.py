@@ -1,0 +1,114 @@
+"""What the benchmark pages read from a stored run: the results database, the
+run's ``queries.jsonl``, its links; and the errors a page raises when the run
+lacks something or a results file is damaged (:mod:`retrieval_bench.web.errors`
+renders them as a page naming the file).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from retrieval_bench.errors import RBenchError
+from retrieval_bench.store.db import ResultsDB, RunRecord
+from retrieval_bench.workspace import Workspace
+
+__all__ = [
+    "PageNotFoundError",
+    "ResultsFileError",
+    "dataset_key",
+    "dataset_names",
+    "href",
+    "open_db",
+    "read_queries",
+    "run_dir",
+    "run_href",
+    "table_k",
+]
+
+
+class PageNotFoundError(RBenchError):
+    """The page asks for something the run does not have (a stage, a query)."""
+
+
+class ResultsFileError(RBenchError):
+    """A file of a run's results folder cannot be read; the message names file and line."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+@contextmanager
+def open_db(ws: Workspace) -> Iterator[ResultsDB]:
+    """The workspace's results database, closed on leaving."""
+    db = ResultsDB(ws.db_path)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def run_dir(ws: Workspace, run_id: str) -> Path:
+    """``results/<run_id>/``."""
+    return Path(ws.results_dir) / run_id
+
+
+def href(path: str, **params: str) -> str:
+    """``path?k=v&...`` with the non-empty ``params``."""
+    query = urlencode({k: v for k, v in params.items() if v})
+    return f"{path}?{query}" if query else path
+
+
+def run_href(run_id: str) -> str:
+    """The address of a run's page."""
+    return f"/runs/{quote(run_id, safe='')}"
+
+
+def dataset_key(run: RunRecord) -> str | None:
+    """What a run was measured on: its dataset fingerprint, else its dataset names
+    (None when neither is known). Only runs with equal keys are comparable."""
+    if run.dataset_fingerprint:
+        return f"fingerprint:{run.dataset_fingerprint}"
+    names = dataset_names(run)
+    return f"names:{','.join(sorted(names))}" if names else None
+
+
+def dataset_names(run: RunRecord) -> list[str]:
+    """The names of the datasets in the run's config."""
+    datasets = run.config.get("datasets")
+    if not isinstance(datasets, list):
+        return []
+    return [str(d["name"]) for d in datasets if isinstance(d, dict) and d.get("name")]
+
+
+def table_k(config: dict[str, Any]) -> int:
+    """The cut-off the run's tables show."""
+    return int(config.get("table_k") or 5)
+
+
+def read_queries(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
+    """The run's ``queries.jsonl`` (empty when absent); :class:`ResultsFileError` on a
+    line that is not a JSON object with a ``query_id``."""
+    path = run_dir(ws, run_id) / "queries.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ResultsFileError(
+                    f"{path}:{lineno}: not valid JSON ({exc.msg})", path
+                ) from exc
+            if not isinstance(rec, dict) or "query_id" not in rec:
+                raise ResultsFileError(f"{path}:{lineno}: not a query record", path)
+            out.append(rec)
+    return out
