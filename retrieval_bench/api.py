@@ -1,4 +1,4 @@
-"""The Python API, mirroring the CLI (SPEC §6).
+"""The Python API, mirroring the CLI (docs/architecture.md#interfaces).
 
 from retrieval_bench import api
 result = api.run("benchmarks/configs/fixtures.yaml")

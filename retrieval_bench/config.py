@@ -1,4 +1,4 @@
-"""The benchmark config (SPEC §6): one YAML or TOML file, validated with pydantic.
+"""The benchmark config (docs/configuration.md): one YAML or TOML file, validated with pydantic.
 
 Example (YAML)::
 
@@ -16,8 +16,8 @@ Example (YAML)::
       - {name: rrf, k_rrf: 60}
     candidates: 50
     metrics: {ks: [1, 3, 5, 10], budgets: [8000]}
-    answerer: {rung: instructions, input: rrf, k: 5}   # optional (SPEC §1.6)
-    answer_metrics: [token_f1, grounded_refs]         # scores the answers (SPEC §3)
+    answerer: {rung: instructions, input: rrf, k: 5}   # optional (docs/stages.md#answerer)
+    answer_metrics: [token_f1, grounded_refs]         # docs/metrics.md#answer-metrics
 
 Stage entries take ``name`` (the registry name), an optional ``id`` (the
 stage label, default = name) and any further keys, which are passed to the
@@ -31,7 +31,7 @@ import hashlib
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
@@ -58,8 +58,13 @@ class DatasetSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     questions: Path
-    snapshot: str
-    """A folder, ``git+URL@COMMIT`` or ``NAME==VERSION`` (PyPI sdist)."""
+    snapshot: str | None = None
+    """A folder, tarball, ``git+URL@COMMIT`` or ``NAME==VERSION`` (PyPI sdist): the
+    snapshot of rows that name none themselves (docs/datasets.md#per-question-snapshots)."""
+    repo: str | None = None
+    """``owner/name`` of rows that give a ``commit`` but no ``repo``."""
+    commit_is: Literal["state", "parent"] = "state"
+    """A row's ``commit`` is the state asked about, or the change whose parent is."""
     sha256: str | None = None
     """Expected sdist sha256 (PyPI snapshots); looked up in the devsets manifest if absent."""
     split: str | None = None
@@ -80,7 +85,7 @@ class MetricsSpec(BaseModel):
     budgets: list[int] = Field(default_factory=lambda: [8000])
     """Token budgets of context (file-level P/R/F1 at each)."""
     subsets: list[str] = Field(default_factory=lambda: ["leaks_path"])
-    """Boolean example metadata keys to report on/off separately (SPEC §2)."""
+    """Boolean example metadata keys to report on/off separately (docs/metrics.md#aggregation)."""
 
     @field_validator("ks", "budgets")
     @classmethod
@@ -91,14 +96,14 @@ class MetricsSpec(BaseModel):
 
 
 ANSWER_RUNGS = ("bare", "instructions", "where_to_look", "file_tree")
-"""The answer-prompt rungs of SPEC §1.6 (see :mod:`retrieval_bench.answering.prompts`)."""
+"""The answer-prompt rungs (docs/stages.md#answerer; :mod:`retrieval_bench.answering.prompts`)."""
 ANSWER_STAGE = "answer"
 """The stage label answers and answer metrics are stored under."""
 
 
 class AnswererSpec(BaseModel):
     """The ``answerer:`` section: answer each question from one stage's top chunks
-    (SPEC §1.6) and score the answers with ``answer_metrics``."""
+    (docs/stages.md#answerer) and score the answers with ``answer_metrics``."""
 
     model_config = ConfigDict(extra="forbid")
     rung: str = "instructions"
@@ -137,13 +142,18 @@ class BenchmarkConfig(BaseModel):
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
     table_k: int = Field(default=10, gt=0)
     """The cut-off shown in the printed per-stage table."""
+    table_columns: list[str] | None = None
+    """The printed table's metric columns (e.g. ``[Acc@1, Acc@3, MRR]``); None = the default."""
+    repos: dict[str, str] = Field(default_factory=dict)
+    """``owner/name`` → local git bundle, mirror or URL for rows with ``repo`` + ``commit``
+    (default: ``https://github.com/<owner>/<name>.git``; ``$RBENCH_REPOS`` overrides)."""
     answerer: AnswererSpec | None = None
-    """The answering stage (SPEC §1.6); None = no answers."""
+    """The answering stage (docs/stages.md#answerer); None = no answers."""
     answer_metrics: list[MetricSpec] = Field(default_factory=list)
-    """Answer-quality metrics (SPEC §3): registry names with parameters, composites
-    via ``parts:`` (see :mod:`retrieval_bench.metrics.factory`). A benchmark run
-    scores the answerer's answers with them (default: the text metrics and
-    ``grounded_refs``); ``rbench eval --config`` reads them too."""
+    """Answer-quality metrics (docs/metrics.md#answer-metrics): registry names with
+    parameters, composites via ``parts:`` (see :mod:`retrieval_bench.metrics.answer.factory`).
+    A benchmark run scores the answerer's answers with them (default: the text metrics
+    and ``grounded_refs``); ``rbench eval --config`` reads them too."""
 
     @field_validator("answer_metrics")
     @classmethod
@@ -165,6 +175,9 @@ class BenchmarkConfig(BaseModel):
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise ValueError("dataset names must be unique")
+        for ks in [c.partition("@")[2] for c in self.table_columns or []]:
+            if ks.isdigit() and int(ks) not in self.metrics.ks:
+                self.metrics.ks = sorted({*self.metrics.ks, int(ks)})
         if self.table_k not in self.metrics.ks:
             self.metrics.ks = sorted({*self.metrics.ks, self.table_k})
         if self.answerer is not None:
@@ -214,6 +227,13 @@ class BenchmarkConfig(BaseModel):
             data.pop("answer_metrics", None)
         if data.get("answerer") is None:
             data.pop("answerer", None)  # likewise for configs without an answerer
+        for key in ("table_columns", "repos"):  # and for the later optional keys
+            if not data.get(key):
+                data.pop(key, None)
+        for ds in data.get("datasets", []):
+            for key, default in (("repo", None), ("commit_is", "state")):
+                if ds.get(key) == default:
+                    ds.pop(key, None)
         canon = json.dumps(data, sort_keys=True)
         return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
@@ -221,7 +241,7 @@ class BenchmarkConfig(BaseModel):
 _SHORT_FORM_KEYS = {"answer_metrics", "llm"}
 _SPEC_LIST: TypeAdapter[list[MetricSpec]] = TypeAdapter(list[MetricSpec])
 
-PATH_PARAMS = ("model_path", "adapter", "index_uri", "cache_dir", "rg_path")
+PATH_PARAMS = ("model_path", "adapter", "index_uri", "cache_dir", "rg_path", "path", "id_map")
 """Stage parameters that name a file or folder: resolved like the dataset paths."""
 
 
@@ -238,9 +258,15 @@ def parse_config(
         for ds in cfg.datasets:
             if not ds.questions.is_absolute():
                 ds.questions = (base_dir / ds.questions).resolve()
+            if ds.snapshot is None:
+                continue
             snap = Path(ds.snapshot)
             if "==" not in ds.snapshot and "@" not in ds.snapshot and not snap.is_absolute():
                 ds.snapshot = str((base_dir / snap).resolve())
+        for repo, where in cfg.repos.items():
+            local = "://" not in where and not where.startswith(("~", "git@"))
+            if local and not Path(where).is_absolute():
+                cfg.repos[repo] = str((base_dir / where).resolve())
         for spec in [cfg.chunker, *cfg.stage_specs()]:
             extra = spec.model_extra or {}
             for key in PATH_PARAMS:

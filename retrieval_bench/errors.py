@@ -1,4 +1,4 @@
-"""Errors with one-line, actionable messages (SPEC §7).
+"""Errors with one-line, actionable messages (docs/architecture.md#bad-input-and-failures).
 
 Each names the input and what to do about it. The CLI prints ``str(error)``
 and exits non-zero; nothing already stored is touched.

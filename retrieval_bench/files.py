@@ -1,4 +1,5 @@
-"""Walking a repository's files: ignore rules, binary and encoding checks (SPEC §1.1, §7).
+"""Walking a repository's files: ignore rules, binary and encoding checks
+(docs/datasets.md#ignore-rules-and-skipped-files).
 
 ``.gitignore`` files (at any depth) and a project ignore file
 ``.rbenchignore`` (same syntax, root only) are obeyed, plus ``.git/``.

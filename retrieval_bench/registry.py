@@ -39,7 +39,7 @@ from typing import Any, Generic, Literal, TypeVar, cast, overload
 from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.fusion.base import Fusion
-from retrieval_bench.metrics.base import MetricBase
+from retrieval_bench.metrics.answer.base import MetricBase
 from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.retrieval.base import Retriever
 
@@ -243,6 +243,7 @@ RETRIEVERS: Registry[Retriever] = Registry(
         "retrieval_bench.retrieval.fuzzy",
         "retrieval_bench.retrieval.hyde",
         "retrieval_bench.retrieval.adapter",
+        "retrieval_bench.retrieval.external",
     ),
 )
 FUSIONS: Registry[Fusion] = Registry(
@@ -269,18 +270,18 @@ METRICS: Registry[MetricBase] = Registry(
     "metrics",
     MetricBase,
     (
-        "retrieval_bench.metrics.text.exact_match",
-        "retrieval_bench.metrics.text.token_f1",
-        "retrieval_bench.metrics.text.bleu",
-        "retrieval_bench.metrics.text.rouge",
-        "retrieval_bench.metrics.judge",
-        "retrieval_bench.metrics.composite",
-        "retrieval_bench.metrics.grounded",
-        "retrieval_bench.metrics.code_similarity",
-        "retrieval_bench.metrics.factuality.claims_fc",
-        "retrieval_bench.metrics.factuality.rubrics_fc",
-        "retrieval_bench.metrics.factuality.faithfulness",
-        "retrieval_bench.metrics.factuality.context_relevancy",
+        "retrieval_bench.metrics.answer.text.exact_match",
+        "retrieval_bench.metrics.answer.text.token_f1",
+        "retrieval_bench.metrics.answer.text.bleu",
+        "retrieval_bench.metrics.answer.text.rouge",
+        "retrieval_bench.metrics.answer.judge",
+        "retrieval_bench.metrics.answer.composite",
+        "retrieval_bench.metrics.answer.grounded",
+        "retrieval_bench.metrics.answer.code_similarity",
+        "retrieval_bench.metrics.answer.factuality.claims_fc",
+        "retrieval_bench.metrics.answer.factuality.rubrics_fc",
+        "retrieval_bench.metrics.answer.factuality.faithfulness",
+        "retrieval_bench.metrics.answer.factuality.context_relevancy",
     ),
 )
 REGISTRIES: dict[str, Registry[Any]] = {

@@ -1,4 +1,5 @@
-"""A repository snapshot: a local folder, a git URL at a commit, or a PyPI sdist (SPEC §2).
+"""A repository snapshot: a local folder, a git URL at a commit, or a PyPI sdist
+(docs/datasets.md#snapshots).
 
 ``open_snapshot(spec, cache_dir)`` gives a working tree on local disk and a fingerprint:
 
@@ -37,7 +38,7 @@ from typing import Literal
 from retrieval_bench.errors import SnapshotError
 from retrieval_bench.files import IgnoreRules
 
-SnapshotKind = Literal["folder", "git", "pypi"]
+SnapshotKind = Literal["folder", "git", "pypi", "tarball", "repo"]
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 _SDIST_META = ".rbench-sdist.json"
@@ -385,3 +386,8 @@ def _unpack(spec: str, archive: Path, holder: Path, sha: str) -> str:
     if recorded is None:
         raise _fail(spec, f"unpacking {archive} left no tree in {holder}", "delete it and retry")
     return recorded["top"]
+
+
+# the helpers retrieval_bench.snapshot_sources (tarballs, repo mirrors) builds on
+build_aside, run_command, resolve_commit = _build_aside, _run, _resolve_commit
+unpack_archive, read_unpack_meta = _unpack, _read_sdist_meta

@@ -7,7 +7,7 @@ composite's ``weight`` and ``parts`` and reads the CLI short form
 ``NAME:key=value,...``.
 
 This module sits below :mod:`retrieval_bench.config` and
-:mod:`retrieval_bench.metrics.factory`, which both use it: it imports nothing
+:mod:`retrieval_bench.metrics.answer.factory`, which both use it: it imports nothing
 of the toolkit but :mod:`retrieval_bench.errors`.
 """
 

@@ -1,4 +1,4 @@
-"""Core value types shared by every stage of the pipeline (SPEC §1, §2).
+"""Core value types shared by every stage of the pipeline (docs/architecture.md#core-types).
 
 They are deliberately narrow: a stage receives and returns these, and the
 harness scores every stage's :class:`Run` against the same gold, mapped from

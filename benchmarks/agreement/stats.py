@@ -1,6 +1,6 @@
 """Agreement of retrieval_bench.metrics.stats with scipy 1.17.1, as a markdown table.
 
-Runs every comparison family of ``tests/unit/metrics/test_stats_reference.py``
+Runs every comparison family of ``tests/unit/metrics/stats/test_reference.py``
 (the unit tests run the same comparisons on fewer cases) over seeded paired
 samples of three kinds (continuous scores, 0/1 values like Hit@k, graded
 [0, 1] values like nDCG, with ties and zero differences) and 5 to 500 pairs,
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the comparisons live with the unit tests
 
-from tests.unit.metrics.test_stats_reference import (  # noqa: E402
+from tests.unit.metrics.stats.test_reference import (  # noqa: E402
     CI_TOLERANCE,
     EXACT_TOLERANCE,
     Gap,
@@ -45,7 +45,7 @@ from tests.unit.metrics.test_stats_reference import (  # noqa: E402
     agree_wilcoxon_auto,
     agree_wilcoxon_exact,
 )
-from tests.unit.metrics.test_stats_samples import cases  # noqa: E402
+from tests.unit.metrics.stats.test_samples import cases  # noqa: E402
 
 TOLERANCE_TEXT = {
     "t": f"{EXACT_TOLERANCE:g}",

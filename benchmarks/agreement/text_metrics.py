@@ -2,11 +2,11 @@
 
     python benchmarks/agreement/text_metrics.py        # from the repository root
 
-Runs every check of ``tests/unit/metrics/text/agreement.py`` in full (all 32
+Runs every check of ``tests/unit/metrics/answer/text/agreement.py`` in full (all 32
 sentence-BLEU and corpus-BLEU configurations: 4 smoothings x tokenize 13a/none
 x lowercase off/on x order 2/4; ROUGE-1/2/L/Lsum P/R/F with and without the
 stemmer; the 13a tokenizer token for token) on the seeded corpus of
-``tests/unit/metrics/text/corpus.py`` and prints one row per check: pairs
+``tests/unit/metrics/answer/text/corpus.py`` and prints one row per check: pairs
 compared, largest and mean absolute difference on the 0..1 scale, the
 tolerance and whether it passed. Exits 1 if any check fails.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.unit.metrics.text.agreement import all_checks  # noqa: E402
-from tests.unit.metrics.text.corpus import build_corpus  # noqa: E402
+from tests.unit.metrics.answer.text.agreement import all_checks  # noqa: E402
+from tests.unit.metrics.answer.text.corpus import build_corpus  # noqa: E402
 
 
 def main() -> int:

@@ -2,8 +2,8 @@
 
 Both index the *same* pre-tokenised corpus (our code tokens of 40-line windows
 of a real codebase) and answer the same queries; the baseline is measured in
-the same run, and results are reported as ratios (ARCHITECTURE: perf lives in
-benchmarks/perf, never as timed assertions in tests).
+the same run, and results are reported as ratios (perf lives in benchmarks/perf,
+never as timed assertions in tests: docs/architecture.md#testing-conventions).
 
 Corpus: pytest 7.4.0's sdist if ``/work/shared/data/devsets/sdists`` has it
 (unpacked to a temp folder), else the ``.py`` files of this interpreter's

@@ -3,7 +3,7 @@
     python benchmarks/perf/chunking_throughput.py [PATH] [--budget 512] [--repeat 5]
 
 Measures, in one process and on the same files (those with a tree-sitter
-grammar, SPEC §1.1), the best of ``--repeat`` passes of:
+grammar, docs/stages.md#ast), the best of ``--repeat`` passes of:
 
 * ``parse``: tree-sitter parsing only — the floor any AST chunker pays;
 * ``tokenize``: the per-file token count the chunker needs (tokenizer only);
@@ -12,7 +12,7 @@ grammar, SPEC §1.1), the best of ``--repeat`` passes of:
 It prints files/s and MB/s for each and the ratio chunking time / parse time,
 and writes ``benchmarks/perf/results/chunking.json`` with the versions and
 machine that produced it. Speed is reported as a ratio to a baseline measured
-in the same run, never asserted in tests (ARCHITECTURE.md, "Testing").
+in the same run, never asserted in tests (docs/architecture.md#testing-conventions).
 
 PATH defaults to ``fixtures/repos`` when present, else the ``retrieval_bench``
 package itself.

@@ -1,4 +1,5 @@
-"""Throughput of ``cross_similarity`` and ``cosine`` vs the bare model forward pass (SPEC §3.5).
+"""Throughput of ``cross_similarity`` and ``cosine`` vs the bare model forward pass
+(docs/metrics.md#code-suggestion-similarity).
 
 A batch of ``score_samples`` splits every block into segments, embeds each
 distinct segment once in one embedder call, then builds two matrices per
@@ -39,9 +40,9 @@ import numpy as np
 from perf_common import write_result
 
 from retrieval_bench.index.embed import SentenceTransformerEmbedder
-from retrieval_bench.metrics.base import Sample
-from retrieval_bench.metrics.code_segments import SEGMENT_MODES, SegmentBy, segments
-from retrieval_bench.metrics.code_similarity import CosineSimilarity, CrossSimilarity
+from retrieval_bench.metrics.answer.base import Sample
+from retrieval_bench.metrics.answer.code_segments import SEGMENT_MODES, SegmentBy, segments
+from retrieval_bench.metrics.answer.code_similarity import CosineSimilarity, CrossSimilarity
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = ROOT / "benchmarks" / "studies" / "data" / "code_similarity_pairs.jsonl"

@@ -1,4 +1,5 @@
-"""Embedding throughput of a full index build against the bare model forward pass (SPEC §1.2).
+"""Embedding throughput of a full index build against the bare model forward pass
+(docs/architecture.md#caches).
 
 A :class:`CodebaseIndex` build walks the files, chunks them, looks each text
 up in the embedding cache, embeds the misses in batches and writes a LanceDB
@@ -16,8 +17,9 @@ Corpus: the fixture repositories under ``fixtures/repos`` (chunked by the
 ``ast`` chunker, else ``window``), or — when absent — a generated repository
 of ~2000 code-like functions.
 
-Usage: ``python benchmarks/perf/embedding_throughput.py [--threads N] [--repeats N]``
-writes ``benchmarks/perf/results/embedding_throughput.json``.
+Usage: ``python benchmarks/perf/embedding_throughput.py [--threads N] [--repeats N]
+[--device cpu|cuda|auto]`` writes ``benchmarks/perf/results/embedding_throughput.json``
+(``embedding_throughput_cuda.json`` when it ran on a GPU, so both sit side by side).
 """
 
 from __future__ import annotations
@@ -94,9 +96,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--device", default="auto", help="cpu, cuda, cuda:N or auto (a GPU when torch sees one)"
+    )
     args = parser.parse_args()
 
-    model = SentenceTransformerEmbedder(batch_size=args.batch_size, threads=args.threads)
+    model = SentenceTransformerEmbedder(
+        batch_size=args.batch_size, threads=args.threads, device=args.device
+    )
     chunker = make_chunker()
     with tempfile.TemporaryDirectory(prefix="rbench-perf-") as tmp_str:
         tmp = Path(tmp_str)
@@ -155,6 +162,10 @@ def main() -> None:
         "all_bare_s": [round(x, 3) for x in bare],
         "all_build_s": [round(x, 3) for x in builds],
         "batch_size": args.batch_size,
+        "device": model.resolved_device,
+        "gpu": torch.cuda.get_device_name(0)
+        if str(model.resolved_device).startswith("cuda")
+        else None,
         "torch_threads": torch.get_num_threads(),
         "cpu_count": os.cpu_count(),
         "versions": {
@@ -165,13 +176,23 @@ def main() -> None:
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out = (
+        RESULTS
+        if model.resolved_device == "cpu"
+        else RESULTS.with_name(
+            f"embedding_throughput_{str(model.resolved_device).replace(':', '')}.json"
+        )
+    )
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
-    print(f"corpus: {source}, {len(texts)} unique texts, chunker {chunker.name}")
+    print(
+        f"corpus: {source}, {len(texts)} unique texts, chunker {chunker.name}, "
+        f"device {model.resolved_device}"
+    )
     print(f"{'':22}{'seconds':>10}{'texts/s':>10}")
     print(f"{'bare model.encode':22}{bare_s:>10.2f}{len(texts) / bare_s:>10.1f}")
     print(f"{'full index build':22}{build_s:>10.2f}{len(texts) / build_s:>10.1f}")
-    print(f"overhead ratio (build / bare): {build_s / bare_s:.3f}   -> {RESULTS}")
+    print(f"overhead ratio (build / bare): {build_s / bare_s:.3f}   -> {out}")
 
 
 if __name__ == "__main__":

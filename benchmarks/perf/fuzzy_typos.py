@@ -20,14 +20,14 @@ the result is not an identifier of the corpus. Two query sets:
 A query is a hit if a relevant chunk is in the top ``k``. Systems: ``fuzzy``
 (tantivy backend, defaults), ``fuzzy_first_char`` (typos on the first
 character allowed too), ``bm25``, and tantivy's bare constant-score recipe
-(``Should(fuzzy_term_query(t, budget))``, as in DEPENDENCIES.md) to show why
+(``Should(fuzzy_term_query(t, budget))``; docs/stages.md#fuzzy) to show why
 the retriever re-scores with BM25. Reported per set: hit rate on typo'd and on
 clean queries; "fixed share" (of the queries bm25 answers when clean, how many
 each system answers when typo'd); p50/p90/mean latency per typo'd query through
 the public ``search()``, one query at a time (tokenisation and top-k included;
 term memos cleared before each pass); plus latency on the natural-language
 questions of ``/work/shared/data/devsets`` and index build time. Ratios are
-fuzzy over bm25. No timed assertions anywhere (ARCHITECTURE).
+fuzzy over bm25. No timed assertions anywhere (docs/architecture.md#testing-conventions).
 
 Usage: ``python benchmarks/perf/fuzzy_typos.py [--max-chunks N] [--queries N]``
 writes ``benchmarks/perf/results/fuzzy.json`` (about 30 s on 2 cores).

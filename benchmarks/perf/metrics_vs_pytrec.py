@@ -3,7 +3,7 @@
 Workload: N queries x D retrieved docs (tie-free random scores), ~5 relevant
 documents per query, measures P/recall/ndcg_cut/success at k in KS plus
 recip_rank and map. Reported as ratios against pytrec_eval measured in the
-same run (ARCHITECTURE.md: no timed assertions in tests).
+same run (no timed assertions in tests: docs/architecture.md#testing-conventions).
 
     .venv/bin/python benchmarks/perf/metrics_vs_pytrec.py [--queries 10000] [--docs 100]
 
@@ -28,8 +28,8 @@ import numpy as np
 import pytrec_eval
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.metrics import ranking as rk
-from retrieval_bench.metrics.retrieval import evaluate_stage
+from retrieval_bench.metrics.retrieval import ranking as rk
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.types import Chunk, Example, Run, Span
 
 KS = (1, 3, 5, 10, 20, 100)

@@ -17,8 +17,8 @@ size of a large run comparison. Timed, ours vs scipy 1.17.1:
 scipy runs with its default ``batch=None`` (all resamples at once). Times are
 the best of ``--repeat`` runs; peak memory is measured in a separate pass
 with tracemalloc (numpy reports its buffers to it). Results are ratios
-against scipy measured in the same run (ARCHITECTURE: no timed assertions in
-tests).
+against scipy measured in the same run (no timed assertions in tests:
+docs/architecture.md#testing-conventions).
 
     .venv/bin/python benchmarks/perf/stats_vs_scipy.py [--n 10000] [--resamples 10000]
 

@@ -3,7 +3,7 @@
     python benchmarks/perf/text_metrics_throughput.py [--samples 10000] [--repeat 3]
 
 Workload: ``--samples`` (prediction, references) pairs — the reference-check
-corpus of ``tests/unit/metrics/text/corpus.py`` (713 pairs from the fixture
+corpus of ``tests/unit/metrics/answer/text/corpus.py`` (713 pairs from the fixture
 repositories' answers) cycled, each prediction after the first cycle
 perturbed by a seeded word drop or swap, so predictions repeat rarely while
 references repeat as they do in a benchmark (one gold answer, many systems).
@@ -23,7 +23,7 @@ caches (ours cleared, sacrebleu's a fresh object):
 
 Ratios are ours/theirs *speed* (> 1: ours faster). The largest absolute score
 difference per pair is reported beside each timing as a sanity check. Speed
-is never asserted in tests (ARCHITECTURE.md, "Testing"). Writes
+is never asserted in tests (docs/architecture.md#testing-conventions). Writes
 ``benchmarks/perf/results/text_metrics.json``.
 """
 
@@ -46,12 +46,12 @@ import sacrebleu  # noqa: E402
 from perf_common import write_result  # noqa: E402
 from rouge_score import rouge_scorer  # noqa: E402
 
-from retrieval_bench.metrics.base import MetricBase, Sample  # noqa: E402
-from retrieval_bench.metrics.text.bleu import BLEU, clear_token_cache  # noqa: E402
-from retrieval_bench.metrics.text.exact_match import ExactMatch  # noqa: E402
-from retrieval_bench.metrics.text.rouge import Rouge  # noqa: E402
-from retrieval_bench.metrics.text.token_f1 import TokenF1  # noqa: E402
-from tests.unit.metrics.text.corpus import build_corpus  # noqa: E402
+from retrieval_bench.metrics.answer.base import MetricBase, Sample  # noqa: E402
+from retrieval_bench.metrics.answer.text.bleu import BLEU, clear_token_cache  # noqa: E402
+from retrieval_bench.metrics.answer.text.exact_match import ExactMatch  # noqa: E402
+from retrieval_bench.metrics.answer.text.rouge import Rouge  # noqa: E402
+from retrieval_bench.metrics.answer.text.token_f1 import TokenF1  # noqa: E402
+from tests.unit.metrics.answer.text.corpus import build_corpus  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "perf" / "results" / "text_metrics.json"
 
@@ -196,7 +196,7 @@ def main() -> None:
         "benchmark": "text_metrics_throughput",
         "workload": {
             "samples": len(samples),
-            "source": "tests/unit/metrics/text/corpus.py cycled and perturbed (seed 0)",
+            "source": "tests/unit/metrics/answer/text/corpus.py cycled and perturbed (seed 0)",
             "multi_reference_samples": sum(len(s.references) > 1 for s in samples),
             "mean_prediction_words": round(
                 sum(len(s.prediction.split()) for s in samples) / len(samples), 1

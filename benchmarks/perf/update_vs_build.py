@@ -1,4 +1,5 @@
-"""Incremental ``update`` after touching one file, against a full ``build`` (SPEC §1.2).
+"""Incremental ``update`` after touching one file, against a full ``build``
+(docs/architecture.md#caches).
 
 ``update`` re-processes only changed, added and removed files; this measures
 what that buys. In one process, on a copy of the corpus in a temp folder:

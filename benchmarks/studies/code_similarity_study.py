@@ -1,4 +1,5 @@
-"""Cosine vs cross-similarity on real functions (SPEC §3.5, seed 000 "partial matching").
+"""Cosine vs cross-similarity on real functions: the partial-matching problem
+(docs/metrics.md#code-suggestion-similarity).
 
 Builds (prediction, reference) pairs from real Python functions of
 ``fixtures/repos/shopapi`` — found with :mod:`ast`, each 6–40 lines — and
@@ -21,7 +22,7 @@ The pairs are written to ``benchmarks/studies/data/code_similarity_pairs.jsonl``
 without rebuilding; ``--rebuild`` regenerates them from the fixtures. Scores come
 from the real all-MiniLM-L6-v2 (packaged; nothing downloaded) and the table
 gives mean and min per case for ``cosine`` and ``cross_similarity`` (lines and
-statements; with the default noise floor and with the seed's raw formula).
+statements; with the default noise floor and with the raw formula, ``floor=None``).
 
 Usage: ``python benchmarks/studies/code_similarity_study.py [--rebuild]``
 """
@@ -218,8 +219,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from retrieval_bench.index.embed import default_embedder
-    from retrieval_bench.metrics.base import Sample
-    from retrieval_bench.metrics.code_similarity import CosineSimilarity, CrossSimilarity
+    from retrieval_bench.metrics.answer.base import Sample
+    from retrieval_bench.metrics.answer.code_similarity import CosineSimilarity, CrossSimilarity
 
     pairs = load_pairs(args.rebuild)
     samples = [

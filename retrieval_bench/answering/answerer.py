@@ -1,15 +1,15 @@
-"""The answering stage of SPEC §1.6: question + final chunks → an answer with checked references.
+"""The answering stage: question + final chunks → an answer with checked references.
 
 :class:`Answerer` prompts the model with one of the rungs of
 :mod:`retrieval_bench.answering.prompts` (``bare``, ``instructions``,
-``where_to_look``, ``file_tree``; seed 002 "Prompting"), the top ``k`` chunks
+``where_to_look``, ``file_tree``; docs/stages.md#answerer), the top ``k`` chunks
 of a question (best first, within ``max_context_tokens``) and the question.
 All questions go through one ``llm.chat_many``, so the client's concurrency
 and cache apply.
 
-Seed 002 "Processing": "we process any file references to make them
-clickable links to the file itself". Every answer's file references are
-extracted (:func:`retrieval_bench.answering.references.extract_references`),
+File references are made clickable links to the file itself: every answer's
+file references are extracted
+(:func:`retrieval_bench.answering.references.extract_references`),
 resolved against the repository's file list (the corpus' files;
 :func:`~retrieval_bench.answering.paths.resolve_path`) and flagged:
 ``exists`` (the file is in the repository), ``lines_exist`` (the cited line
@@ -17,9 +17,9 @@ range lies within the file) and ``in_context`` (the file was shown to the
 model: a reference to anything else discusses unseen code).
 :func:`linked_text` turns the references into Markdown links.
 
-Failures (SPEC §7): a call that fails (an ``LLMError`` from ``chat_many``),
-or a question with no text, gives an :class:`AnswerFailure` carrying the
-error; the other questions are answered.
+Failures (docs/architecture.md#bad-input-and-failures): a call that fails (an
+``LLMError`` from ``chat_many``), or a question with no text, gives an
+:class:`AnswerFailure` carrying the error; the other questions are answered.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class _Job:
 
 
 class Answerer:
-    """Answers questions from their retrieved chunks (SPEC §1.6).
+    """Answers questions from their retrieved chunks (docs/stages.md#answerer).
 
     Parameters: ``llm``; ``rung`` (one of :data:`RUNGS`); ``k`` (5) chunks of
     each question are offered; ``max_context_tokens`` (3000) caps the snippets

@@ -1,6 +1,6 @@
-"""Answer prompts of SPEC §1.6: the four rungs, the context block and the file tree.
+"""Answer prompts: the four rungs, the context block and the file tree.
 
-Seed 002 ("Prompting") gives the ladder this module builds:
+The ladder this module builds (docs/stages.md#answerer):
 
 - ``bare`` (naive): the snippets and the question, nothing else;
 - ``instructions`` (basic): "reply to the query using the information given to

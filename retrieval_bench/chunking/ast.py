@@ -1,5 +1,5 @@
 """The ``ast`` chunker: tree-sitter structure, token budget, collapsed classes
-(SPEC §1.1, the "better" rung of seed 002).
+(docs/stages.md#ast; the "better" chunking rung).
 
 For each file:
 
@@ -12,7 +12,7 @@ For each file:
 3. A definition that fits becomes a chunk (kind ``function``/``class``/
    ``method``). One that does not becomes a *collapsed* chunk: its own lines
    with the bodies of its nested definitions replaced by ``...`` (Python, the
-   docstring kept, as in seed 002's ``CodebaseIndex`` example) or
+   docstring kept) or
    ``{ ... }`` (brace languages), indentation preserved; kind ``collapsed``.
 4. Each hidden definition is then chunked the same way, recursively, with the
    header line(s) of its parent (``class Foo(Base):``) put before its text. The

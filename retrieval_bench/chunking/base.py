@@ -32,7 +32,7 @@ class Chunker(ABC):
 
 
 def chunk_id(path: str, start_line: int, end_line: int, text: str) -> str:
-    """Stable id: content hash + path + span (SPEC §1.1)."""
+    """Stable id: content hash + path + span (docs/architecture.md#core-types)."""
     h = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:16]
     return f"{path}:{start_line}-{end_line}:{h}"
 

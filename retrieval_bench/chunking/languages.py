@@ -1,6 +1,6 @@
 """Languages the ``ast`` chunker understands, and how to read their definitions
-(SPEC §1.1: Python, JavaScript, TypeScript/TSX, Go, Rust, Java; anything else
-falls back to windows).
+(Python, JavaScript, TypeScript/TSX, Go, Rust, Java; anything else falls back to
+windows; docs/stages.md#ast).
 
 Each language is a :class:`LanguageSpec` of tables — which node types define a
 function, a class-like container, a module, or a plain type; which nodes wrap a
@@ -9,7 +9,7 @@ attributes) belong to the definition after them. :func:`resolve` turns a
 syntax node into a :class:`Definition` using those tables, so adding a
 language is a new table entry, not a new branch in the chunker.
 
-Grammars come from the per-language PyPI wheels pinned in DEPENDENCIES.md and
+Grammars come from the per-language PyPI wheels pinned in pyproject.toml and
 are loaded lazily, once per process.
 """
 

@@ -1,4 +1,4 @@
-"""Line and token bookkeeping shared by the chunkers (SPEC §1.1).
+"""Line and token bookkeeping shared by the chunkers (docs/stages.md#chunkers).
 
 A :class:`LineText` tokenizes a file once and keeps per-line token counts, so
 "does lines a..b fit the budget?" is a prefix-sum lookup rather than a new

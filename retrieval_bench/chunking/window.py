@@ -1,6 +1,6 @@
 """The ``window`` chunker: fixed-size windows, in tokens or in lines, with
-optional overlap (SPEC §1.1, the "basic" rung of seed 002: "split files into
-equal-length pieces").
+optional overlap (docs/stages.md#window; the "basic" chunking rung: split files into
+equal-length pieces).
 
 Token windows (default 256 tokens, overlap 0) may start or end mid-line; a
 chunk's ``start_line``/``end_line`` are the lines its text touches. A window

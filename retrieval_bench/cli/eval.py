@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, workspace
 
 if TYPE_CHECKING:
-    from retrieval_bench.metrics.evaluator import EvaluationResult
+    from retrieval_bench.metrics.answer.evaluator import EvaluationResult
 
 SHOWN_FAILURES = 10
 

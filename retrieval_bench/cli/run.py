@@ -60,6 +60,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                           "loads": result.loads}))  # fmt: skip
         return EXIT_OK
     cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
+    if cfg.table_columns:  # the config's own columns (lost and seconds always follow)
+        cols = [*cfg.table_columns, *(c for c in ("lost", "seconds") if c not in cfg.table_columns)]
     all_rows = result.tables.get("all", {}).values()
     if any(r.get("llm_calls", 0) or r.get("llm_cache_hits", 0) for r in all_rows):
         cols += ["llm_calls", "llm_cache_hits"]

@@ -1,4 +1,5 @@
-"""Mine labelled questions from a repository's git history (SPEC §2).
+"""Mine labelled questions from a repository's git history
+(docs/datasets.md#mining-questions-from-git-history).
 
 Each first-parent commit in a range is a candidate: its description (subject
 plus body, trailers such as ``Signed-off-by:`` removed) is the query, and the

@@ -1,4 +1,4 @@
-"""The dataset format: labelled questions in JSONL (SPEC §2, §7).
+"""The dataset format: labelled questions in JSONL (docs/datasets.md#the-question-jsonl-format).
 
 One JSON object per line::
 

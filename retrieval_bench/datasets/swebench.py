@@ -1,4 +1,4 @@
-"""Import SWE-bench-style rows as labelled questions (SPEC §2).
+"""Import SWE-bench-style rows as labelled questions (docs/datasets.md#swe-bench-import).
 
 A row has ``instance_id, repo, base_commit, problem_statement, patch``. The
 question is the problem statement; the gold files are the files the patch
@@ -224,16 +224,15 @@ def example_from_swebench(row: Any, *, drop_tests: bool = False) -> Example:
         gold_files=gold_files,
         gold_spans=gold_spans,
         split=split if isinstance(split, str) else None,
-        meta={
-            "repo": repo,
-            "base_commit": commit,
-            "snapshot": f"git+https://github.com/{repo}.git@{commit}",
-        },
+        meta={"repo": repo, "commit": commit},  # the state asked about (commit_is: state)
     )
 
 
 def _read_rows(path: Path) -> Iterator[tuple[int, Any | json.JSONDecodeError]]:
     """(line or row number, decoded row or the decode error) from a JSON or JSONL file."""
+    if path.suffix.lower() == ".parquet":
+        yield from _parquet_rows(path)
+        return
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
@@ -253,6 +252,21 @@ def _read_rows(path: Path) -> Iterator[tuple[int, Any | json.JSONDecodeError]]:
     yield from jsonl_rows(text)
 
 
+def _parquet_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    """(1-based row number, row dict) of a parquet file (the Hugging Face SWE-bench form)."""
+    if not path.is_file():
+        raise DatasetError(f"SWE-bench file {path} does not exist: check the path")
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise DatasetError(f"reading {path} needs pyarrow: pip install pyarrow") from exc
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises its own error types for bad files
+        raise DatasetError(f"SWE-bench file {path} is not a readable parquet file: {exc}") from exc
+    yield from enumerate(rows, start=1)
+
+
 def import_rows(rows: Iterable[tuple[int, Any]], *, drop_tests: bool = False) -> LoadResult:
     """Numbered rows → examples; bad rows and repeated instance ids become errors."""
     return collect_examples(
@@ -261,5 +275,8 @@ def import_rows(rows: Iterable[tuple[int, Any]], *, drop_tests: bool = False) ->
 
 
 def load_swebench(path: str | Path, *, drop_tests: bool = False) -> LoadResult:
-    """Import a SWE-bench JSON array or JSONL file. ``drop_tests`` drops test files from gold."""
+    """Import a SWE-bench JSON array, JSONL or parquet file.
+
+    ``drop_tests`` drops test files from gold.
+    """
     return import_rows(_read_rows(Path(path)), drop_tests=drop_tests)

@@ -1,8 +1,8 @@
-"""``concat``: an equal share from each retriever, interleaved (SPEC §1.4).
+"""``concat``: an equal share from each retriever, interleaved.
 
-Seed 002's "naive" ensemble rung: "retrieve the same number of chunks from
-each index so that the total adds up to what is needed" — what simple systems
-ship. Here the sources take turns in the order given (round-robin by rank):
+The "naive" ensemble rung (docs/stages.md#concat): retrieve the same number
+of chunks from each index so that the total adds up to what is needed — what
+simple systems ship. Here the sources take turns in the order given (round-robin by rank):
 on each turn a source contributes its best-ranked chunk not yet taken, so
 overlap between sources does not cost any of them its share; a source that
 runs out drops out and the others fill the remaining places, until ``k``.

@@ -1,7 +1,7 @@
-"""``learned``: a regression over per-source scores and ranks (SPEC §1.4).
+"""``learned``: a regression over per-source scores and ranks.
 
-Seed 002's "future" ensemble rung: "use a learned regression model to combine
-the scores". This is pointwise learning to rank with logistic regression
+The "future" ensemble rung (docs/stages.md#learned): a learned regression
+model combines the scores. This is pointwise learning to rank with logistic regression
 (as in Cooper, Gey & Dabney, "Probabilistic retrieval based on staged
 logistic regression", SIGIR 1992; the linear fusion model of Vogt & Cottrell,
 "Fusion via a linear combination of scores", Information Retrieval 1999).
@@ -45,7 +45,8 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.fusion.base import Fusion, query_ids
 from retrieval_bench.fusion.normsum import minmax
-from retrieval_bench.metrics.spans import overlaps
+from retrieval_bench.metrics.retrieval.file_ids import file_path
+from retrieval_bench.metrics.retrieval.spans import overlaps
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Example, Run
 
@@ -99,10 +100,11 @@ def _by_name(runs: Sequence[Run]) -> dict[str, Run]:
 
 
 def relevance_label(example: Example, cid: str, corpus: Corpus) -> float:
-    """1.0 when chunk ``cid`` overlaps a gold span (span examples) or is in a gold file."""
+    """1.0 when chunk ``cid`` overlaps a gold span (span examples) or is in a gold file
+    (a ``file:<path>`` id: when the file is gold)."""
     chunk = corpus.by_id.get(cid)
-    if chunk is None:
-        return 0.0
+    if chunk is None:  # a file:<path> id (file-level runs) is labelled by its file
+        return float(file_path(cid) in example.gold_files)
     if example.gold_spans:
         return float(any(overlaps(chunk, span) for span in example.gold_spans))
     return float(chunk.path in example.gold_files)

@@ -1,7 +1,8 @@
-"""``normsum``: per-source score normalisation, then a weighted sum (SPEC §1.4).
+"""``normsum``: per-source score normalisation, then a weighted sum.
 
-Seed 002's "better" ensemble rung: "make sure each source returns quantified,
-normalised results, so that the sum per chunk can serve as the total score".
+The "better" ensemble rung (docs/stages.md#normsum): make sure each source
+returns quantified, normalised results, so that the sum per chunk can serve
+as the total score.
 This is CombSUM over normalised scores (Fox & Shaw, "Combination of Multiple
 Searches", TREC-2, 1994; normalisations as compared by Lee, SIGIR 1997, and
 as in ranx's ``fusion/comb_sum.py`` with ``norm=``)::

@@ -1,8 +1,8 @@
-"""Fusion weights optimised on a labelled dev split (SPEC §1.4).
+"""Fusion weights optimised on a labelled dev split (docs/stages.md#optimized).
 
-SPEC §1.4: "weights come from config or are optimised on a labelled dev
-split". Seed 002 leaves the weights of its "better" rung (normalised sum) to
-the user; this module picks them from data, as ranx's ``optimize_fusion``
+Fusion weights come from config or are optimised on a labelled dev split.
+The "better" ensemble rung (normalised sum) leaves its weights to the user;
+this module picks them from data, as ranx's ``optimize_fusion``
 does (Bassani, "ranx.fuse: A Python Library for Metasearch", CIKM 2022) —
 with its own, deterministic search.
 
@@ -42,7 +42,7 @@ from retrieval_bench.fusion.learned import NOT_FITTED
 from retrieval_bench.fusion.normsum import NormSumFusion
 from retrieval_bench.fusion.rrf import RRFFusion
 from retrieval_bench.fusion.vote import VoteFusion
-from retrieval_bench.metrics.retrieval import budget_label, evaluate_stage
+from retrieval_bench.metrics.retrieval.scoring import budget_label, evaluate_stage
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Example, Run
 

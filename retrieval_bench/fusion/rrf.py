@@ -1,4 +1,4 @@
-"""``rrf``: reciprocal rank fusion (SPEC §1.4).
+"""``rrf``: reciprocal rank fusion (docs/stages.md#rrf).
 
 Cormack, Clarke & Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and
 individual Rank Learning Methods", SIGIR 2009. For a chunk ``d`` and sources
@@ -9,7 +9,7 @@ individual Rank Learning Methods", SIGIR 2009. For a chunk ``d`` and sources
 A source that did not return ``d`` adds nothing. Ranks follow
 :meth:`Run.ranked` (score descending, ties by chunk id), and the fused list
 breaks ties by chunk id too, so the result is deterministic. RRF needs no
-score calibration, which is why it sits beside seed 002's "better" rung
+score calibration, which is why it sits beside the "better" ensemble rung
 (``normsum``) as the common default of hybrid search engines.
 """
 

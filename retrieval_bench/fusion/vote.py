@@ -1,7 +1,8 @@
-"""``vote``: a few more from each source, more weight to multi-source chunks (SPEC §1.4).
+"""``vote``: a few more from each source, more weight to multi-source chunks.
 
-Seed 002's "basic" ensemble rung: "take slightly more results from each
-source, and weight more heavily the results retrieved by several sources".
+The "basic" ensemble rung (docs/stages.md#vote): take slightly more results
+from each source, and weight more heavily the results retrieved by several
+sources.
 It is a weighted vote in the family of CombMNZ (Fox & Shaw, "Combination of
 Multiple Searches", TREC-2, 1994), reduced to its vote count: a source's
 score only says *whether* it backs a chunk, never by how much.

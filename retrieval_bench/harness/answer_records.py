@@ -16,7 +16,7 @@ from typing import Any
 from retrieval_bench.answering.answerer import Answer, AnswerFailure, linked_text
 from retrieval_bench.config import ANSWER_STAGE
 from retrieval_bench.harness.answers import AnswerSection
-from retrieval_bench.metrics.evaluator import nan_if_missing
+from retrieval_bench.metrics.answer.evaluator import nan_if_missing
 from retrieval_bench.store.db import ResultsDB
 
 __all__ = ["answer_rows", "stage_metrics", "store_answers", "write_answers"]

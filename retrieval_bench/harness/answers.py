@@ -1,6 +1,8 @@
 """The answer stage of a benchmark run: answer from a stage's chunks, score the answers.
 
-SPEC §1.6 (answering) and §3 (answer metrics), wired into the harness of §2:
+Answering (docs/stages.md#answerer) and the answer metrics
+(docs/metrics.md#answer-metrics), wired into the benchmark run
+(docs/architecture.md#how-a-benchmark-run-flows):
 
 1. :func:`answer_dataset` — for one prepared dataset, the top ``k`` chunks of
    the ``answerer.input`` stage's :class:`~retrieval_bench.types.Run` per
@@ -8,10 +10,10 @@ SPEC §1.6 (answering) and §3 (answer metrics), wired into the harness of §2:
    (one ``chat_many`` through the run's shared LLM client). A question the
    input stage failed on gets no call; it is a failed answer with that reason.
 2. :func:`evaluate_answers` — once over every dataset's answers: each answer
-   becomes a :class:`~retrieval_bench.metrics.base.Sample` (prediction = the
+   becomes a :class:`~retrieval_bench.metrics.answer.base.Sample` (prediction = the
    answer, references = the example's reference answer, contexts = the chunks
    shown, ``meta`` = repo root, gold files, dataset) and the
-   :class:`~retrieval_bench.metrics.evaluator.Evaluator` runs the configured
+   :class:`~retrieval_bench.metrics.answer.evaluator.Evaluator` runs the configured
    ``answer_metrics`` (default :data:`DEFAULT_ANSWER_METRICS`). A failed answer
    is a missing value for every metric, with its error; means and bootstrap
    CIs are over all questions of all datasets.
@@ -45,13 +47,13 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.stages import STAGE_ERRORS, StageContext, stage_line
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.loads import own_seconds
-from retrieval_bench.metrics.base import Aggregate, MetricBase, Sample, Score, aggregate
-from retrieval_bench.metrics.evaluator import (
+from retrieval_bench.metrics.answer.base import Aggregate, MetricBase, Sample, Score, aggregate
+from retrieval_bench.metrics.answer.evaluator import (
     EvaluationResult,
     Evaluator,
     Failure,
 )
-from retrieval_bench.metrics.factory import (
+from retrieval_bench.metrics.answer.factory import (
     DEFAULT_TEXT_METRICS,
     as_spec,
     build_metrics,

@@ -3,7 +3,7 @@
 
 Usable without the retrieval pipeline: the rows only need a prediction and
 (usually) a reference, under any of the field names
-:mod:`retrieval_bench.metrics.samples` accepts. Metrics come from ``--metric``
+:mod:`retrieval_bench.metrics.answer.samples` accepts. Metrics come from ``--metric``
 (``NAME`` or ``NAME:key=value,...``, repeatable) and/or ``--config`` (an
 ``answer_metrics:`` list, composites included, plus an optional ``llm:``
 section); without either, the default text metrics run. The model client is
@@ -34,14 +34,14 @@ from retrieval_bench.errors import ConfigError, DatasetError
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.settings import LLMSpec
-from retrieval_bench.metrics.base import Metric, Sample
-from retrieval_bench.metrics.evaluator import EvaluationResult, Evaluator, nan_if_missing
-from retrieval_bench.metrics.factory import (
+from retrieval_bench.metrics.answer.base import Metric, Sample
+from retrieval_bench.metrics.answer.evaluator import EvaluationResult, Evaluator, nan_if_missing
+from retrieval_bench.metrics.answer.factory import (
     DEFAULT_TEXT_METRICS,
     as_spec,
     build_metrics,
 )
-from retrieval_bench.metrics.samples import load_samples
+from retrieval_bench.metrics.answer.samples import load_samples
 from retrieval_bench.specs import MetricSpec
 from retrieval_bench.store.db import ResultsDB, failure_reason
 from retrieval_bench.store.provenance import provenance
@@ -224,7 +224,7 @@ def consistency_reports(
     if not found:
         print("  note: --consistency: no LLM-judge metric to check", file=sys.stderr)
         return {}
-    from retrieval_bench.metrics.judge_consistency import consistency
+    from retrieval_bench.metrics.answer.judge_consistency import consistency
 
     reports: dict[str, Any] = {}
     for label, judge in found:

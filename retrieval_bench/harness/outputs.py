@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from retrieval_bench.harness.answer_records import write_answers
 from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
-from retrieval_bench.metrics.retrieval import ranked_files
+from retrieval_bench.metrics.retrieval.scoring import ranked_files
 from retrieval_bench.store.trec import write_run
 
 

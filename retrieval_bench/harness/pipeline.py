@@ -1,9 +1,9 @@
 """One dataset through the pipeline: snapshot → chunks/index → retrievers → fusions.
 
 Every stage yields a :class:`StageResult`; a stage that raises is recorded as
-failed for all its queries (with the reason) and the run goes on (SPEC §7).
-Scoring happens later, in :mod:`retrieval_bench.harness.runner`, against the
-same gold for every stage.
+failed for all its queries (with the reason) and the run goes on
+(docs/architecture.md#bad-input-and-failures). Scoring happens later, in
+:mod:`retrieval_bench.harness.runner`, against the same gold for every stage.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress, for_label
 from retrieval_bench.registry import CHUNKERS, RETRIEVERS
 from retrieval_bench.snapshot import Snapshot, devset_manifest_sha, open_snapshot
+from retrieval_bench.snapshot_sources import is_tarball, open_tarball
 from retrieval_bench.types import Example
 from retrieval_bench.workspace import Workspace
 
@@ -62,6 +63,11 @@ class PreparedDataset:
     """Examples of ``spec.train_split``: what learned stages fit on."""
     missing_reasons: dict[str, str] = field(default_factory=dict)
     """Missing gold path → why (``not in the snapshot``, ``binary``, ``larger than …``)."""
+    snapshot_groups: list[dict[str, Any]] = field(default_factory=list)
+    """Per-question snapshots: one entry per snapshot group (source, kind, fingerprint,
+    queries, chunks, timings); empty for a dataset with one snapshot."""
+    snapshot_failures: list[dict[str, Any]] = field(default_factory=list)
+    """Snapshot groups that could not be opened or chunked: source, reason, query ids."""
 
 
 def make_chunker(name: str = "ast", **params: Any) -> Chunker:
@@ -206,6 +212,21 @@ def select_questions(spec: DatasetSpec) -> tuple[LoadResult, list[Example], list
     return loaded, examples, train
 
 
+def open_dataset_snapshot(spec: DatasetSpec, ws: Workspace) -> Snapshot:
+    """The dataset's own ``snapshot:`` (folder, tarball, git or PyPI), opened."""
+    if spec.snapshot is None:
+        raise DatasetError(
+            f"dataset {spec.name}: no snapshot: give snapshot: or a snapshot/repo+commit per row"
+        )
+    if is_tarball(spec.snapshot) and Path(spec.snapshot).is_file():
+        return open_tarball(Path(spec.snapshot), ws.snapshots_dir, expected_sha256=spec.sha256)
+    sha = spec.sha256
+    if sha is None and "==" in spec.snapshot:
+        name, _, version = spec.snapshot.removeprefix("pypi:").partition("==")
+        sha = devset_manifest_sha(name, version)
+    return open_snapshot(spec.snapshot, ws.snapshots_dir, expected_sha256=sha)
+
+
 def prepare_dataset(
     spec: DatasetSpec,
     cfg: BenchmarkConfig,
@@ -214,23 +235,36 @@ def prepare_dataset(
 ) -> PreparedDataset:
     """Load the questions, open the snapshot, chunk (and index when dense is used)."""
     loaded, examples, train = select_questions(spec)  # bad questions fail before any work
-    timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    sha = spec.sha256
-    if sha is None and "==" in spec.snapshot:
-        name, _, version = spec.snapshot.removeprefix("pypi:").partition("==")
-        sha = devset_manifest_sha(name, version)
-    snapshot = open_snapshot(spec.snapshot, ws.snapshots_dir, expected_sha256=sha)
-    timings["snapshot"] = time.perf_counter() - t0
+    snapshot = open_dataset_snapshot(spec, ws)
+    timings = {"snapshot": time.perf_counter() - t0}
+    return prepare_snapshot(
+        spec, cfg, ws, snapshot, examples, train, loaded.errors, progress, timings
+    )
 
+
+def prepare_snapshot(
+    spec: DatasetSpec,
+    cfg: BenchmarkConfig,
+    ws: Workspace,
+    snapshot: Snapshot,
+    examples: list[Example],
+    train: list[Example],
+    row_errors: list[RowError],
+    progress: Progress | None = None,
+    timings: dict[str, float] | None = None,
+) -> PreparedDataset:
+    """Chunk (and index when dense is used) an opened snapshot for ``examples``."""
+    timings = dict(timings or {})
     t0 = time.perf_counter()
+    label = spec.name if snapshot.source == spec.snapshot else f"{spec.name} {snapshot.source}"
     corpus, codebase_index = build_corpus(
         snapshot,
         make_chunker(cfg.chunker.name, **cfg.chunker.params()),
         ws,
         with_vectors=needs_vectors(cfg.retrievers),
         ignore=spec.ignore,
-        progress=for_label(progress, f"index {spec.name}") if progress else None,
+        progress=for_label(progress, f"index {label}") if progress else None,
     )
     # the embedding model's first load is not chunking or indexing work: on its own key
     timings["chunk_index"], loads = own_seconds(t0)
@@ -243,7 +277,7 @@ def prepare_dataset(
         spec=spec,
         snapshot=snapshot,
         examples=examples,
-        row_errors=loaded.errors,
+        row_errors=row_errors,
         missing_gold=missing,
         corpus=corpus,
         fingerprint=dataset_fingerprint(examples),

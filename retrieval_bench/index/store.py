@@ -1,8 +1,8 @@
-"""The codebase index on LanceDB: build, update, exists, query (SPEC §1.2; seed 002).
+"""The codebase index on LanceDB: build, update, exists, query (docs/architecture.md#caches).
 
-Seed 002 sketches ``CodebaseIndex`` with ``exists``, ``build`` and ``update``
-yielding 0–1 progress, and ``query(query, n)``. Here progress goes to a
-``(done, total, unit)`` callback with real counts — files chunked, then
+``CodebaseIndex`` has ``exists``, ``build``, ``update`` and ``query(query, n)``.
+Progress goes to a ``(done, total, unit)`` callback with real counts (not a
+bare 0–1 fraction) — files chunked, then
 chunks embedded, one report per embedding batch — which the CLI shows as a
 bar with counts and ETA (:mod:`retrieval_bench.progress`); every method is
 synchronous.
@@ -17,7 +17,7 @@ the embedder, the tokenizer, per-file sha256, skipped files and ``built_at``.
 the very end atomically replaces the manifest (temp file + ``os.replace``);
 older tables are dropped after the switch. Until then the previous manifest
 still names the previous, complete table, so an exception, Ctrl-C or crash
-mid-build leaves the old index answering queries (SPEC §1.2).
+mid-build leaves the old index answering queries.
 
 **Update.** Unchanged files (same sha256) keep their rows and vectors;
 changed and added files are re-chunked, and only texts found neither in the
@@ -190,7 +190,7 @@ class CodebaseIndex:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        """Serialise builds of this index across processes (SPEC §7: concurrent runs)."""
+        """Serialise builds of this index across processes (concurrent runs)."""
         self.uri.mkdir(parents=True, exist_ok=True)
         with open(self.uri / f"{self.name}.lock", "a") as fh:
             if fcntl is not None:

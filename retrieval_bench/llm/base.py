@@ -1,4 +1,4 @@
-"""The one door to language models (ARCHITECTURE: ``LLM``): types and protocol.
+"""The one door to language models: types and protocol (docs/architecture.md#core-types).
 
 Every stage that needs a model (HyDE, rerankers, keyword proposal, answers,
 judges) talks to an :class:`LLM`. The real implementation is

@@ -1,5 +1,5 @@
-"""SQLite response cache and call log for model calls (SPEC §4 "every model
-response is cached", §7 "interrupted runs resumable from the cache").
+"""SQLite response cache and call log for model calls: every model response is
+cached, and an interrupted run resumes from the cache (docs/architecture.md#caches).
 
 Key = sha256 of the canonical JSON of (model, endpoint, messages or prompt,
 parameters, repeat index), so a re-run, a resumed run or a single edited

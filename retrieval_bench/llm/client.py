@@ -1,6 +1,6 @@
 """The real LLM client: any OpenAI-compatible server through the ``openai`` package.
 
-One door for every model call (ARCHITECTURE ``LLM``), with:
+One door for every model call (docs/architecture.md#core-types), with:
 
 * a response cache keyed by (model, messages/prompt, parameters, repeat
   index) — a second identical run makes zero model calls;
@@ -11,7 +11,8 @@ One door for every model call (ARCHITECTURE ``LLM``), with:
   ``calls`` table);
 * chat, legacy completions, and first-token/all-token logprobs.
 
-Errors are one line naming the server and what to do (SPEC §7).
+Errors are one line naming the server and what to do
+(docs/architecture.md#bad-input-and-failures).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Build the configured LLM client (SPEC §5): the local server by default, any
-OpenAI-compatible endpoint with one config change (``llm.base_url``)."""
+"""Build the configured LLM client: the local server by default, any OpenAI-compatible
+endpoint with one config change (``llm.base_url``;
+docs/architecture.md#components-and-how-each-starts)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The embedded default model server (SPEC §5): llama-cpp-python's
-OpenAI-compatible server with SmolLM2-135M-Instruct, on 127.0.0.1.
+"""The embedded default model server: llama-cpp-python's OpenAI-compatible server with
+SmolLM2-135M-Instruct, on 127.0.0.1 (docs/architecture.md#components-and-how-each-starts).
 
 ``start`` picks a free port, launches ``python -m llama_cpp.server`` in its
 own session, waits until ``/v1/models`` answers and records pid/port/model in

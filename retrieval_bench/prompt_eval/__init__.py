@@ -1,5 +1,5 @@
-"""Prompt evaluation (SPEC §4, seed 003): use cases defined in Python, ground-truth
-rows and prompt templates stored with every edit, runs over a cached model with
+"""Prompt evaluation (docs/architecture.md#prompt-evaluation): use cases defined in
+Python, ground-truth rows and prompt templates stored with every edit, runs over a cached model with
 per-field match counts, a baseline comparison with a significance test, and a
 helper that fails a test suite on a prompt or model regression.
 

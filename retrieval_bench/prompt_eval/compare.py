@@ -1,8 +1,8 @@
-"""A prompt against the baseline prompt: better, worse or same, and is it real? (SPEC §4)
+"""A prompt against the baseline prompt: better, worse or same, and is it real?
 
-Direction comes from the use case's own ``sort`` rule, as in seed 003 ("if
-the result is first and the baseline is second, then the new result is
-better"): the pair is sorted in both input orders; the same winner both
+See docs/architecture.md#prompt-evaluation. Direction comes from the use case's own
+``sort`` rule (if the result is first and the baseline is second, then the new result
+is better): the pair is sorted in both input orders; the same winner both
 times decides, a winner that depends on the input order means a tie
 (``same``), since the sort is stable.
 

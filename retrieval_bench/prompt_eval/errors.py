@@ -1,4 +1,5 @@
-"""Errors of the prompt-evaluation workflow (SPEC §4, §7).
+"""Errors of the prompt-evaluation workflow (docs/architecture.md#prompt-evaluation,
+docs/architecture.md#bad-input-and-failures).
 
 Each message is one line naming the input (use case, row, prompt, file and
 line) and what to do. Bad input derives from :class:`ConfigError` or

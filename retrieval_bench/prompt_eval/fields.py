@@ -1,5 +1,5 @@
-"""Small value coercers for ``UseCase.process`` (seed 003: "response processing
-combinator functions"; users may use any validation library instead).
+"""Small value coercers for ``UseCase.process``: response-processing combinator
+functions (users may use any validation library instead; docs/architecture.md#prompt-evaluation).
 
 Each takes a JSON value (possibly a string from a CSV cell or a model's
 loose output) and returns a normalised value or raises ``ValueError`` naming

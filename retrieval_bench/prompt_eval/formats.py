@@ -1,5 +1,5 @@
-"""Reading JSON, JSON Lines and CSV into line-numbered items (SPEC §7: malformed
-rows reported with their line number).
+"""Reading JSON, JSON Lines and CSV into line-numbered items: malformed rows are
+reported with their line number (docs/architecture.md#bad-input-and-failures).
 
 Each reader returns ``(line, object)`` pairs, ``line`` being where the item
 starts in the file — for a JSON array the element's first line (found by

@@ -1,4 +1,5 @@
-"""Every prompt-evaluation run kept, so a prompt's trend is visible (SPEC §4, seed 003).
+"""Every prompt-evaluation run kept, so a prompt's trend is visible
+(docs/architecture.md#prompt-evaluation).
 
 A run stores, per prompt, the prompt version it ran, its rank, per-column
 counts, failures, mean row score and the verdict against the baseline; per

@@ -1,4 +1,5 @@
-"""Import and export ground-truth rows and prompts as JSON, JSON Lines and CSV (SPEC §4, §7).
+"""Import and export ground-truth rows and prompts as JSON, JSON Lines and CSV
+(docs/architecture.md#prompt-evaluation, docs/architecture.md#bad-input-and-failures).
 
 Formats (by file extension unless given):
 

@@ -1,4 +1,4 @@
-"""The data of the prompt-evaluation workflow (SPEC §4, seed 003).
+"""The data of the prompt-evaluation workflow (docs/architecture.md#prompt-evaluation).
 
 - :class:`Row`: one ground-truth row — values for the prompt variables and the
   expected values of the use case's ground-truth fields (as JSON values).
@@ -9,7 +9,7 @@
 - :class:`PromptResult`: one prompt over all rows; ``counts`` holds, per
   column, the number of rows whose field matched the ground truth (boolean
   fields) or the summed value (extra numeric fields such as TP/FN), the shape
-  the seed's ``sortResults`` receives.
+  a use case's ``sort`` receives.
 
 ``version`` is the optimistic-concurrency token: an edit carries the version
 it was based on (0 for a new record) and the store refuses it when the stored
@@ -115,7 +115,7 @@ class BaselineComparison:
     candidate: str
     baseline: str
     verdict: str
-    """``better``/``worse``/``same`` by the use case's sort rule (seed 003)."""
+    """``better``/``worse``/``same`` by the use case's sort rule (first in the sort = better)."""
     candidate_score: float
     baseline_score: float
     p_value: float

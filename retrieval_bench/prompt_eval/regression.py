@@ -1,5 +1,5 @@
-"""Fail a test suite on a prompt or model regression (SPEC §4 "Python API usable
-from a test suite"; seed 003 "used as a part of integrated tests").
+"""Fail a test suite on a prompt or model regression: the Python API is usable from
+a test suite, as part of integration tests (docs/architecture.md#prompt-evaluation).
 
     from retrieval_bench.prompt_eval.regression import assert_no_regression
 

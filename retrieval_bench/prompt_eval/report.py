@@ -1,4 +1,5 @@
-"""Aligned terminal tables and JSON for prompt-evaluation runs and history (SPEC §4, §6).
+"""Aligned terminal tables and JSON for prompt-evaluation runs and history
+(docs/architecture.md#prompt-evaluation, docs/architecture.md#interfaces).
 
 The run table has one line per prompt, best first (the use case's sort), with
 the count of rows matching per column (``7/10`` for a ground-truth field or a

@@ -1,4 +1,5 @@
-"""Run prompt templates over ground-truth rows and rank them (SPEC §4, seed 003).
+"""Run prompt templates over ground-truth rows and rank them
+(docs/architecture.md#prompt-evaluation).
 
 For each prompt × row: fill the template's variables, call the model through
 the shared :class:`~retrieval_bench.llm.base.LLM` (its response cache keys on

@@ -1,4 +1,5 @@
-"""Tables of the prompt-evaluation workflow, as ordered migrations (SPEC §4).
+"""Tables of the prompt-evaluation workflow, as ordered migrations
+(docs/architecture.md#prompt-evaluation, docs/architecture.md#the-sqlite-results-database).
 
 They live in the workspace database beside the benchmark results, applied by
 :meth:`retrieval_bench.prompt_eval.store.PromptStore.migrate` and recorded in

@@ -1,4 +1,5 @@
-"""Ground-truth rows and prompts in the workspace database, every edit kept (SPEC §4).
+"""Ground-truth rows and prompts in the workspace database, every edit kept
+(docs/architecture.md#prompt-evaluation).
 
 Lives in the same SQLite file as the benchmark results (``Workspace.db_path``)
 but in its own ``pe_*`` tables with its own ordered migrations

@@ -1,7 +1,7 @@
-"""Use cases: what a prompt is for and how its answers are judged (SPEC §4, seed 003).
+"""Use cases: what a prompt is for and how its answers are judged
+(docs/architecture.md#prompt-evaluation).
 
-A use case is a Python class (the seed's ``UseCaseDefinition``, in Python as
-the seed's "additional features" suggest) with:
+A use case is a Python class with:
 
 - ``variables``: the prompt variable names (``{notes}`` in a template);
 - ``fields``: the ground-truth field names;
@@ -15,7 +15,7 @@ the seed's "additional features" suggest) with:
   truth), optionally extra numeric fields (TP, FP, FN...);
 - ``sort(results)``: prompt results best → worst (default: most matches over
   the ground-truth fields). The same rule decides "better/worse than the
-  baseline" (seed 003: first in the sort = better);
+  baseline" (first in the sort = better);
 - ``row_score(evaluation)``: a per-row number in [0, 1] for the paired
   significance test (default: share of ground-truth fields matched).
 

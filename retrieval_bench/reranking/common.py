@@ -1,8 +1,8 @@
-"""Helpers shared by the rerankers of SPEC §1.5 (LLM and cross-encoder).
+"""Helpers shared by the rerankers (LLM and cross-encoder; docs/stages.md#rerankers).
 
-Candidate selection (the top ``max_candidates`` of the input run: seed 002's
-"~50 candidates → ~10"), snippet truncation, prompt files, and the scores
-that keep input order among ties.
+Candidate selection (the top ``max_candidates`` of the input run: a reranker
+cuts about 50 candidates to about 10), snippet truncation, prompt files, and the
+scores that keep input order among ties.
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
-"""``cross-encoder``: rerank with a local sentence-transformers cross-encoder (SPEC §1.5).
+"""``cross-encoder``: rerank with a local sentence-transformers cross-encoder.
 
-Seed 002, "reranking with local models": a local model cannot answer
+Reranking with local models (docs/stages.md#cross-encoder): a local model cannot answer
 hundreds of parallel Yes/No calls the way a hosted LLM does, so a
 sentence-transformers ``CrossEncoder`` reads each (question, snippet) pair
 and outputs a relevance score in batched forward passes.
 
 The model is a local folder given as ``model_path`` or by the environment
-variable ``RBENCH_CROSS_ENCODER``; nothing is ever downloaded (SPEC §5:
-``HF_HUB_OFFLINE=1`` is set before sentence-transformers is imported). No
-path → :class:`~retrieval_bench.errors.ConfigError` saying how to set one.
+variable ``RBENCH_CROSS_ENCODER``; nothing is ever downloaded: ``HF_HUB_OFFLINE=1``
+is set before sentence-transformers is imported
+(docs/architecture.md#components-and-how-each-starts). No path →
+:class:`~retrieval_bench.errors.ConfigError` saying how to set one.
 
 Score = the model's output for the pair ``(query, "<path>\\n<snippet>")``.
 For a one-label model sentence-transformers applies a sigmoid by default, so
@@ -38,7 +39,8 @@ from retrieval_bench.reranking.common import (
 )
 from retrieval_bench.types import Chunk, Run
 
-# Never download weights (SPEC §5); must be set before huggingface_hub is imported.
+# Never download weights (docs/architecture.md#components-and-how-each-starts); must be
+# set before huggingface_hub is imported.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

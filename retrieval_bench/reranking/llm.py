@@ -1,7 +1,7 @@
-"""LLM rerankers: ``llm-select``, ``llm-yesno`` and ``llm-logprob`` (SPEC §1.5).
+"""LLM rerankers: ``llm-select``, ``llm-yesno`` and ``llm-logprob`` (docs/stages.md#rerankers).
 
-Seed 002's reranking ladder, after a high-recall retrieval stage ("~50
-candidates → ~10"):
+The reranking ladder, after a high-recall retrieval stage (about 50
+candidates cut to about 10):
 
 - ``llm-select`` (naive): show the candidates to the model in groups of
   ``group_size`` and ask for the numbers of the best K of each group.
@@ -20,7 +20,7 @@ candidates → ~10"):
   candidate is counted in ``no_logprobs``.
 
 All calls of all queries go through one ``llm.chat_many`` so the client's
-concurrency applies (seed 002: "ask for each snippet in parallel"). The
+concurrency applies (each snippet is asked about in parallel). The
 prompts live in ``prompts/*.txt`` beside this module.
 
 Scores and order. The returned :class:`~retrieval_bench.types.Run` holds the
@@ -28,11 +28,12 @@ reranker's own score (1/0, P(Yes), selected 1/0), so a threshold can be swept
 over it (:mod:`retrieval_bench.reranking.threshold`); equal scores keep their
 input order (:func:`~retrieval_bench.reranking.common.stable_scores`).
 
-Failures (SPEC §7). A call that fails (an ``LLMError`` from ``chat_many``)
-scores its candidates 0 and is noted in ``artifacts`` and ``failed_calls``;
-the rest of the query still ranks. When every call of a query fails, or the
-query text is empty, the query keeps no candidates and is reported in
-``failures`` (query id → reason). Counters describe the last ``rerank`` call.
+Failures (docs/architecture.md#bad-input-and-failures). A call that fails (an
+``LLMError`` from ``chat_many``) scores its candidates 0 and is noted in
+``artifacts`` and ``failed_calls``; the rest of the query still ranks. When
+every call of a query fails, or the query text is empty, the query keeps no
+candidates and is reported in ``failures`` (query id → reason). Counters
+describe the last ``rerank`` call.
 """
 
 from __future__ import annotations
@@ -223,7 +224,7 @@ class _LLMReranker(Reranker):
 
 @RERANKERS.register("llm-yesno")
 class LLMYesNoReranker(_LLMReranker):
-    """One Yes/No call per candidate (seed 002 "basic"); score 1.0 yes, 0.0 no.
+    """One Yes/No call per candidate (the "basic" rung); score 1.0 yes, 0.0 no.
 
     Parameters: ``llm``; ``max_candidates`` (50) of the input run are asked
     about; ``snippet_chars`` (1500) of each chunk are shown; ``threshold``
@@ -254,7 +255,7 @@ class LLMYesNoReranker(_LLMReranker):
 
 @RERANKERS.register("llm-logprob")
 class LLMLogprobReranker(LLMYesNoReranker):
-    """The Yes/No call with first-token logprobs (seed 002 "better"); score = P(Yes).
+    """The Yes/No call with first-token logprobs (the "better" rung); score = P(Yes).
 
     Parameters as :class:`LLMYesNoReranker`, plus ``top_logprobs`` (5): how
     many alternatives of the first token to ask for. ``max_tokens`` defaults
@@ -292,7 +293,7 @@ class LLMLogprobReranker(LLMYesNoReranker):
 
 @RERANKERS.register("llm-select")
 class LLMSelectReranker(_LLMReranker):
-    """Candidates in groups; the model names the best of each (seed 002 "naive").
+    """Candidates in groups; the model names the best of each (the "naive" rung).
 
     Parameters as :class:`LLMYesNoReranker` (``snippet_chars`` defaults to 400
     so that a group fits a small model's context, ``max_tokens`` to 32), plus

@@ -1,8 +1,8 @@
 """A learned linear adapter for query embeddings, and the ``dense-adapted`` retriever.
 
-Seed 002's "basic" embedding rung: "learn a matrix that multiplies the
-embedding to emphasise the dimensions that are particularly useful for your
-use case" (SPEC §1.3 `dense`). :class:`LinearAdapter` holds a ``d × d``
+The "basic" embedding rung (docs/stages.md#dense-adapted): learn a matrix that
+multiplies the embedding to emphasise the dimensions that are particularly
+useful for the use case. :class:`LinearAdapter` holds a ``d × d``
 matrix ``W``, initialised to the identity, and maps a query vector ``q`` to
 ``W·q / ‖W·q‖``; chunk vectors are left alone, so the index is not rebuilt.
 It complements HyDE (Gao et al. 2022, "Precise Zero-Shot Dense Retrieval
@@ -78,6 +78,7 @@ class AdaptedDenseRetriever(DenseRetriever):
         cache_dir: str | None = None,
         embedder: Embedder | None = None,
         adapter: str | None = None,
+        device: str | None = None,
         *,
         steps: int = 300,
         temperature: float = 0.05,
@@ -89,7 +90,9 @@ class AdaptedDenseRetriever(DenseRetriever):
         seed: int = 0,
         save_to: str | None = None,
     ) -> None:
-        super().__init__(model_path, batch_size, threads, index_uri, cache_dir, embedder, adapter)
+        super().__init__(
+            model_path, batch_size, threads, index_uri, cache_dir, embedder, adapter, device
+        )
         if max_positives < 1 or hard_negatives < 0 or steps < 0:
             raise ConfigError("dense-adapted: max_positives ≥ 1, hard_negatives ≥ 0, steps ≥ 0")
         self.train_params: dict[str, Any] = {

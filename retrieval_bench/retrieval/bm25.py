@@ -1,4 +1,4 @@
-"""``bm25``: lexical BM25 over code-aware tokens (SPEC §1.3), backed by ``bm25s``.
+"""``bm25``: lexical BM25 over code-aware tokens, backed by ``bm25s`` (docs/stages.md#bm25).
 
 Each chunk is tokenised with :class:`~retrieval_bench.retrieval.code_tokens.CodeTokenizer`
 (camelCase/snake_case split, whole identifiers kept), optionally followed by the

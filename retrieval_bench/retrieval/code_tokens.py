@@ -1,5 +1,5 @@
-"""Code-aware tokenizer for lexical retrieval (SPEC §1.3 ``bm25``: "split camelCase
-and snake_case, keep identifiers").
+"""Code-aware tokenizer for lexical retrieval: split camelCase and snake_case, keep
+identifiers (docs/stages.md#bm25).
 
 Text is cut into *identifiers* (runs of letters, digits and ``_``; everything
 else — spaces, dots, slashes, operators, quotes — separates). Each identifier

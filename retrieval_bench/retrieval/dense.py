@@ -1,6 +1,6 @@
-"""Dense retrieval: embed chunks and queries, rank by cosine similarity (SPEC §1.3 `dense`).
+"""Dense retrieval: embed chunks and queries, rank by cosine similarity.
 
-Seed 002's "naive" rung: an off-the-shelf sentence-transformers model
+The "naive" embedding rung (docs/stages.md#dense): an off-the-shelf sentence-transformers model
 (all-MiniLM-L6-v2, fully local). The chunk vectors are held in memory as one
 float32 matrix with unit-norm rows, so a batch of queries is one matrix
 product and ``argpartition`` picks the top k — exact search, which at the
@@ -12,12 +12,13 @@ Chunk vectors come, in order of preference, from
    ``index(corpus, codebase_index=...)`` (same embedder name), or the indexes
    found under ``index_uri``; reuse is by chunk id, which is content-addressed;
 2. the on-disk :class:`~retrieval_bench.index.embed.EmbeddingCache`
-   (``cache_dir``, default ``Workspace.default().embeddings_uri``), so a text
-   is embedded once per model across runs and chunker variants (SPEC §1.2);
+   (``cache_dir``, default ``Workspace.default().embeddings_uri``), so a text is
+   embedded once per model across runs and chunker variants
+   (docs/architecture.md#caches);
 3. the model, for whatever is left.
 
-Seed 002's "basic" rung, a learned linear *adapter* matrix applied to query
-vectors: ``adapter=`` names one saved by
+The "basic" rung, a learned linear *adapter* matrix applied to query vectors
+(docs/stages.md#dense-adapted): ``adapter=`` names one saved by
 :meth:`~retrieval_bench.retrieval.linear_adapter.LinearAdapter.save`, and
 :meth:`DenseRetriever.transform_queries` applies it; the ``dense-adapted``
 retriever (:mod:`retrieval_bench.retrieval.adapter`) learns one from a
@@ -67,13 +68,15 @@ class DenseRetriever(Retriever):
         cache_dir: str | None = None,
         embedder: Embedder | None = None,
         adapter: str | None = None,
+        device: str | None = None,
     ):
         """``embedder`` overrides the model (tests, other backends); ``adapter`` is
-        the path of a saved query adapter; the other parameters configure the
-        default :class:`SentenceTransformerEmbedder`."""
+        the path of a saved query adapter; ``device`` is ``cpu``, ``cuda``,
+        ``cuda:N`` or ``auto`` (default: ``$RBENCH_DEVICE``, else ``auto``); the
+        other parameters configure the default :class:`SentenceTransformerEmbedder`."""
         super().__init__()
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
-            model_path, batch_size=batch_size, threads=threads
+            model_path, device=device, batch_size=batch_size, threads=threads
         )
         self.index_uri = Path(index_uri) if index_uri else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
@@ -130,7 +133,7 @@ class DenseRetriever(Retriever):
         return found
 
     def transform_queries(self, vectors: np.ndarray) -> np.ndarray:
-        """The learned adapter of SPEC §1.3 / seed 002 on the query vectors (or identity).
+        """The learned query adapter (docs/stages.md#dense-adapted) on the vectors, or identity.
 
         An adapter ``W`` (d × d, trained on labelled pairs) returns the unit rows
         of ``vectors @ W.T``; chunk vectors are never mapped.

@@ -1,6 +1,6 @@
-"""``exact``: ripgrep over the working tree for words from the question (SPEC §1.3).
+"""``exact``: ripgrep over the working tree for words from the question.
 
-Rungs (``terms=``), following seed 002's "exact search" source:
+Rungs (``terms=``; docs/stages.md#exact):
 
 * ``"raw"``: the question's words, minus stopwords, of 3+ characters;
 * ``"identifiers"`` (default): identifier-like strings in the question —

@@ -1,9 +1,10 @@
-"""``fuzzy``: typo-tolerant full-text search over code tokens (SPEC §1.3, §5).
+"""``fuzzy``: typo-tolerant full-text search over code tokens (docs/stages.md#fuzzy).
 
-Seed 002 lists Meilisearch next to dense and exact search: a slightly fuzzy,
-very fast engine that tolerates spelling mistakes. SPEC §5 makes an embedded
-index the default and a Meilisearch server at a configured URL the scaled
-alternative, so one retriever has two backends:
+Meilisearch sits next to dense and exact search: a slightly fuzzy, very fast
+engine that tolerates spelling mistakes. An embedded index is the default and a
+Meilisearch server at a configured URL the scaled alternative
+(docs/architecture.md#components-and-how-each-starts), so one retriever has two
+backends:
 
 ``tantivy`` (default, no setup): an in-memory tantivy index. Each chunk is
 tokenised with :class:`~retrieval_bench.retrieval.code_tokens.CodeTokenizer`
@@ -248,7 +249,7 @@ class FuzzyRetriever(Retriever):
 
     Parameters:
         backend: ``"tantivy"`` (embedded) or ``"meilisearch"``; default:
-            Meilisearch when ``url`` is given, tantivy otherwise (SPEC §5).
+            Meilisearch when ``url`` is given, tantivy otherwise.
         url, api_key: the Meilisearch server and its key.
         index_uid: Meilisearch index name; default ``rbench_<hash>`` of the
             chunk ids and tokenizer, so an unchanged corpus reuses its index.

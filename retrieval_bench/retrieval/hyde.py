@@ -1,18 +1,18 @@
-"""``hyde``: embed an LLM-written hypothetical snippet instead of the question (SPEC §1.3).
+"""``hyde``: embed an LLM-written hypothetical snippet instead of the question.
 
 Hypothetical Document Embeddings (Gao, Ma, Lin and Callan 2022, "Precise
 Zero-Shot Dense Retrieval without Relevance Labels"): a question and the code
 that answers it are different kinds of text and may sit apart in the
 embedding space, so a language model first writes a *fake* answer document,
-and that document is embedded and searched against the real chunks. Seed 002
-lays out the rungs, selected with ``rung=``:
+and that document is embedded and searched against the real chunks. The rungs
+(docs/stages.md#hyde), selected with ``rung=``:
 
 * ``"plain"``: ask for a hypothetical code snippet answering the question;
 * ``"language"``: the same, naming the repository's dominant language(s),
   computed from the corpus chunks' ``language`` field (e.g. "TypeScript/TSX");
 * ``"tree"``: additionally show a compact file tree of the repository, so the
-  model can guess the framework (seed 002: seeing ``main.tsx`` and a
-  ``components/`` folder, write React). The tree is capped at ``tree_chars``
+  model can guess the framework (seeing ``main.tsx`` and a ``components/``
+  folder, write React). The tree is capped at ``tree_chars``
   characters (default 900) so that, with a question of normal length, the
   prompt stays under ~1500 characters for a 2k-context local model; it comes
   first in the prompt, so every question shares the same prompt prefix.
@@ -252,6 +252,7 @@ class HydeRetriever(Retriever):
         index_uri: str | None = None,
         cache_dir: str | None = None,
         embedder: Embedder | None = None,
+        device: str | None = None,
         name: str = "hyde",
     ) -> None:
         if llm is None:
@@ -275,6 +276,7 @@ class HydeRetriever(Retriever):
             index_uri=index_uri,
             cache_dir=cache_dir,
             embedder=embedder,
+            device=device,
         )
         self.languages: list[str] = []
         """Dominant languages of the indexed corpus (see :func:`dominant_languages`)."""

@@ -1,8 +1,8 @@
-"""LLM-proposed search keywords: the "llm" rung of the ``exact`` retriever (SPEC §1.3).
+"""LLM-proposed search keywords: the "llm" rung of the ``exact`` retriever.
 
-Seed 002, "exact search": ripgrep for words or phrases, "optionally asking
-the LLM to generate keywords to search for". :class:`LLMKeywordProvider` is a
-``question -> keywords`` callable, the ``keyword_provider`` hook of
+Exact search (docs/stages.md#exact): ripgrep for words or phrases, optionally
+asking the LLM to generate keywords to search for. :class:`LLMKeywordProvider`
+is a ``question -> keywords`` callable, the ``keyword_provider`` hook of
 :class:`~retrieval_bench.retrieval.exact.ExactRetriever`; with an ``llm``,
 ``registry.create("retrievers", "exact", terms="llm", llm=...)`` builds one.
 It is the same move as HyDE (Gao et al. 2022, "Precise Zero-Shot Dense

@@ -1,9 +1,10 @@
-"""The Meilisearch backend of ``fuzzy`` (SPEC §1.3, §5; seed 002).
+"""The Meilisearch backend of ``fuzzy`` (docs/stages.md#fuzzy).
 
-Seed 002 names Meilisearch as the fuzzy engine next to dense and exact search;
-SPEC §5 makes it the scaled alternative to the embedded tantivy index, used
-when a server URL is configured. This module talks to that server through the
-official ``meilisearch`` client (0.43):
+Meilisearch is the fuzzy engine next to dense and exact search, and the scaled
+alternative to the embedded tantivy index
+(docs/architecture.md#components-and-how-each-starts), used when a server URL is
+configured. This module talks to that server through the official
+``meilisearch`` client (0.43):
 
 * **Index.** ``POST /indexes`` with ``primaryKey: "id"`` (an already existing
   index is fine), then ``PATCH /indexes/{uid}/settings`` with

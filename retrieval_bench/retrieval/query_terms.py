@@ -1,4 +1,4 @@
-"""Terms to search for, taken from a natural-language question (SPEC §1.3 exact rungs).
+"""Terms to search for, taken from a natural-language question (docs/stages.md#exact).
 
 ``raw``: the question's words minus stopwords (question words included);
 ``identifiers``: identifier-like tokens (backticked text, snake_case,

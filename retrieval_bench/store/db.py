@@ -1,4 +1,5 @@
-"""The results database: every benchmark run with its provenance and scores (SPEC §2).
+"""The results database: every benchmark run with its provenance and scores
+(docs/architecture.md#the-sqlite-results-database).
 
 One embedded SQLite file (stdlib :mod:`sqlite3`) that the CLI ``compare``
 command and the web UI read. Design points:
@@ -22,7 +23,7 @@ command and the web UI read. Design points:
   under the write lock (idempotent, safe when two processes open together).
 - **Provenance.** :func:`provenance` records what made the numbers: package
   versions, models, dataset fingerprint, snapshot, tokenizer, git commit,
-  Python and platform (ARCHITECTURE.md: results that record their versions).
+  Python and platform (results that record their versions: docs/architecture.md#provenance).
 
 NaN metric values are stored as NULL and read back as NaN. The records it
 returns, its errors and run ids are :mod:`retrieval_bench.store.records`,

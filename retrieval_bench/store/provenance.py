@@ -1,10 +1,10 @@
-"""Provenance of a benchmark run: what produced its numbers (SPEC §2).
+"""Provenance of a benchmark run: what produced its numbers (docs/architecture.md#provenance).
 
 Stored as ``runs.provenance_json`` by :class:`retrieval_bench.store.db.ResultsDB`:
 package versions (via :mod:`importlib.metadata`; missing ones recorded as
 ``None``), models, dataset fingerprint, snapshot, tokenizer, git commit,
 Python and platform — results that record the versions that made them
-(ARCHITECTURE.md, after MTEB).
+(after MTEB).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Schema of the results database as ordered migrations (SPEC §2).
+"""Schema of the results database as ordered migrations
+(docs/architecture.md#the-sqlite-results-database).
 
 :class:`retrieval_bench.store.db.ResultsDB` applies the migrations a store
 lacks, in order, and records each in ``schema_version``. Append new

@@ -1,9 +1,10 @@
 """One SQLite file shared by several stores (results, prompt evaluation).
 
 Autocommit connection usable from several threads behind one lock, WAL so
-readers never block the writer, a busy timeout so two processes writing the
-same store wait instead of failing (SPEC §7: concurrent runs writing the same
-store), and write transactions that take the write lock up front.
+readers never block the writer, a busy timeout so two processes writing the same
+store wait instead of failing (concurrent runs may write the same store:
+docs/architecture.md#bad-input-and-failures), and write transactions that take
+the write lock up front.
 """
 
 from __future__ import annotations

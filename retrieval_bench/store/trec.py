@@ -1,4 +1,5 @@
-"""TREC run and qrels files, the exchange format of every stage's results (SPEC §2).
+"""TREC run and qrels files, the exchange format of every stage's results
+(docs/architecture.md#the-run-folder).
 
 Run file, one line per retrieved document (trec_eval's format)::
 

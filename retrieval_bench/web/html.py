@@ -1,5 +1,5 @@
-"""Small HTML helpers for the web UI (SPEC §6): a page shell, escaped tables and
-inline SVG charts. Everything user-supplied goes through :func:`esc`; no
+"""Small HTML helpers for the web UI (docs/architecture.md#interfaces): a page shell,
+escaped tables and inline SVG charts. Everything user-supplied goes through :func:`esc`; no
 template engine and nothing fetched from outside (the machine may be offline).
 """
 

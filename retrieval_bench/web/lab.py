@@ -1,4 +1,5 @@
-"""Prompt-lab pages of the web UI (SPEC §4 tables, §6): the use case's editable
+"""Prompt-lab pages of the web UI (docs/architecture.md#prompt-evaluation,
+docs/architecture.md#interfaces): the use case's editable
 ground-truth rows and prompts, the latest run's sorted results table, the run
 history with a score-over-runs chart, per-row detail, import/export.
 

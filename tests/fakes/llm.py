@@ -1,4 +1,4 @@
-"""A scripted LLM stand-in for unit tests (never shipped: SPEC/ARCHITECTURE).
+"""A scripted LLM stand-in for unit tests (never shipped: docs/architecture.md#testing-conventions).
 
 Replies come from a function of the request (or a fixed text), optionally
 with first-token logprobs, so every branch of a stage can be driven without a

@@ -1,4 +1,5 @@
-"""SPEC §7 bad input, end to end through the CLI: a clear one-line error, nothing lost."""
+"""Bad input, end to end through the CLI: a clear one-line error, nothing lost
+(docs/architecture.md#bad-input-and-failures)."""
 
 from __future__ import annotations
 

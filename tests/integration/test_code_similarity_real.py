@@ -1,11 +1,12 @@
-"""Seed 000's partial-matching cases through the real all-MiniLM-L6-v2 (SPEC §3.5).
+"""The three partial-matching cases through the real all-MiniLM-L6-v2
+(docs/metrics.md#code-suggestion-similarity).
 
 The same (prediction, reference) pairs as the unit tests, with the packaged
 model the metrics load by default (nothing downloaded). Measured on this
 model (lines / statements):
 
 ===============================  ======  ===============  ==================
-case                             cosine  cross_similarity  raw seed formula
+case                             cosine  cross_similarity  raw formula
 ===============================  ======  ===============  ==================
 continues into next function     0.923   1.000 / 1.000     1.021 (unclipped)
 shorter near-perfect (6 of 12)   0.902   0.878 / 0.878     0.796
@@ -26,9 +27,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench.metrics.base import Sample
-from retrieval_bench.metrics.code_similarity import CosineSimilarity, CrossSimilarity
-from tests.unit.metrics.test_code_similarity import REFERENCE, SEED_CASES, UNRELATED
+from retrieval_bench.metrics.answer.base import Sample
+from retrieval_bench.metrics.answer.code_similarity import CosineSimilarity, CrossSimilarity
+from tests.unit.metrics.answer.test_code_similarity import REFERENCE, SEED_CASES, UNRELATED
 
 pytestmark = pytest.mark.integration
 
@@ -87,7 +88,7 @@ def test_unrelated_code_is_told_apart_only_with_the_floor(
     row = scores["unrelated"]
     assert row["cross_lines"] <= 0.1 and row["cross_statements"] <= 0.1, row
     assert row["cosine"] < 0.3, row
-    assert row["raw_formula"] > 0.5, row  # seed formula on raw cosines: the noise wins
+    assert row["raw_formula"] > 0.5, row  # raw formula on raw cosines: the noise wins
 
 
 def test_identical_code_scores_one(scores: dict[str, dict[str, float]]) -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, main
 from retrieval_bench.harness.eval_predictions import build, consistency_reports, judges
-from retrieval_bench.metrics.base import Sample
-from retrieval_bench.metrics.factory import as_spec
+from retrieval_bench.metrics.answer.base import Sample
+from retrieval_bench.metrics.answer.factory import as_spec
 from retrieval_bench.store.db import ResultsDB
 from tests.fakes.llm import ScriptedLLM
 from tests.integration.conftest import REPO_ROOT, write_jsonl

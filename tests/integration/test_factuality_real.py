@@ -2,7 +2,7 @@
 
 Three shopapi fixture questions: the reference answer is a0; the answer a is
 a paraphrase (001, 005) or a wrong answer (003); the sources are two gold
-spans of the question's gold files. Every metric of SPEC §3.6 and each of
+spans of the question's gold files. Every factuality metric (docs/metrics.md#factuality) and each of
 the three helpers runs once. The 135M model is far too weak to judge facts,
 so only the contract is asserted: each value lies in [0, 1] or is missing
 with an error and the raw model text, nothing failed, and the model was
@@ -20,8 +20,8 @@ from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.factory import make_llm
 from retrieval_bench.llm.local_server import ServerState
 from retrieval_bench.llm.settings import LLMSpec
-from retrieval_bench.metrics.base import MetricBase, Sample, Score
-from retrieval_bench.metrics.factuality import (
+from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
+from retrieval_bench.metrics.answer.factuality import (
     ClaimExtractor,
     ClaimsFC,
     ContextRelevancy,

@@ -1,4 +1,5 @@
-"""CodebaseIndex on real LanceDB; dense retrieval with the real MiniLM (SPEC §1.2, §1.3).
+"""CodebaseIndex on real LanceDB; dense retrieval with the real MiniLM
+(docs/architecture.md#caches, docs/stages.md#dense).
 
 Build/update/interruption semantics use the counting fake embedder (fast, and
 it records exactly which texts reached the "model"); the last tests load the

@@ -18,9 +18,9 @@ from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.factory import make_llm
 from retrieval_bench.llm.local_server import ServerState
 from retrieval_bench.llm.settings import LLMSpec
-from retrieval_bench.metrics.base import Sample, Score
-from retrieval_bench.metrics.judge import LLMJudge
-from retrieval_bench.metrics.judge_consistency import consistency
+from retrieval_bench.metrics.answer.base import Sample, Score
+from retrieval_bench.metrics.answer.judge import LLMJudge
+from retrieval_bench.metrics.answer.judge_consistency import consistency
 from retrieval_bench.workspace import Workspace
 from tests.integration.conftest import FIXTURES
 

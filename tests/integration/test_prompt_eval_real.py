@@ -1,4 +1,5 @@
-"""Prompt evaluation (SPEC §4) against the real local model (llama.cpp + SmolLM2-135M).
+"""Prompt evaluation (docs/architecture.md#prompt-evaluation) against the real local model
+(llama.cpp + SmolLM2-135M).
 
 Both bundled use cases run through ``rbench prompts run`` over HTTP with the
 real response cache; the second run of each makes zero model calls (checked

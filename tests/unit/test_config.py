@@ -127,8 +127,10 @@ def test_shipped_configs_validate() -> None:
         cfg = load_config(path)  # relative to the config's folder, whatever the cwd
         for ds in cfg.datasets:
             assert str(ds.questions).startswith(str(root.parent)), (path, ds.questions)
-            if "==" not in ds.snapshot:
+            if ds.snapshot is not None and "==" not in ds.snapshot:
                 assert (Path(ds.snapshot) / ".rbenchignore").is_file(), (path, ds.snapshot)
+        for repo, where in cfg.repos.items():  # per-question snapshots: local bundles
+            assert where.startswith(str(root.parent)), (path, repo, where)
 
 
 ANSWER_METRICS = [

@@ -71,6 +71,7 @@ def test_built_in_retrievers_declare_what_the_harness_must_give_them() -> None:
         "dense": (False, True, False),
         "dense-adapted": (False, True, True),
         "exact": (True, False, False),
+        "external": (False, False, False),
         "fuzzy": (False, False, False),
         "hyde": (True, True, False),
     }

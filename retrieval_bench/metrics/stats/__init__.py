@@ -1,4 +1,4 @@
-"""Statistics for comparing runs query by query (SPEC §2).
+"""Statistics for comparing runs query by query (docs/metrics.md#statistics).
 
 Paired significance tests, bootstrap confidence intervals, Holm's
 multiple-comparison correction and paired effect sizes. ``a`` is the baseline
@@ -10,7 +10,7 @@ higher). One module per procedure; everything is re-exported here::
 
 The tests are implemented with numpy and take only tail probabilities from
 ``scipy.special`` / ``scipy.stats`` distributions; scipy's own test functions
-are the reference they are checked against (``tests/unit/metrics/test_stats_*``,
+are the reference they are checked against (``tests/unit/metrics/stats/``,
 ``benchmarks/agreement/stats.py``). Bad input (lengths differ, fewer than two
 pairs, NaN/inf, non-numeric) raises ``ValueError`` with a one-line message.
 When every difference is zero, every test returns p-value 1.0 (scipy returns

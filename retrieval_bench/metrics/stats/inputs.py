@@ -1,4 +1,5 @@
-"""Validation of the numbers handed to the tests, with one-line errors (SPEC §7).
+"""Validation of the numbers handed to the tests, with one-line errors
+(docs/metrics.md#statistics).
 
 Every public function of :mod:`retrieval_bench.metrics.stats` goes through
 here, so that bad input fails the same way everywhere: a ``ValueError`` naming

@@ -1,4 +1,5 @@
-"""Result records shared by every paired test and confidence interval (SPEC §2).
+"""Result records shared by every paired test and confidence interval
+(docs/metrics.md#statistics).
 
 Conventions used throughout :mod:`retrieval_bench.metrics.stats`: ``a`` is the
 baseline and ``b`` the candidate, paired position by position; differences are

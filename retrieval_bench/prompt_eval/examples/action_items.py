@@ -1,5 +1,5 @@
-"""Worked use case: extract action items from meeting notes (SPEC §4; seed 003's
-``actionItemsMeta`` example).
+"""Worked use case: extract action items from meeting notes
+(docs/architecture.md#prompt-evaluation).
 
 Variables: ``notes``. Ground-truth field: ``action_items``, a list of
 ``{"owner": "Alice", "task": "send the budget report"}`` (owner may be empty

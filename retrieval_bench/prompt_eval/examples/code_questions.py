@@ -1,4 +1,4 @@
-"""Worked use case: classify a programming question (SPEC §4 example).
+"""Worked use case: classify a programming question (docs/architecture.md#prompt-evaluation).
 
 Variables: ``question``. Ground-truth fields: ``category`` (``bug`` — something
 is broken; ``howto`` — how to do a task; ``concept`` — explain an idea or a

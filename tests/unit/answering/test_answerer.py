@@ -1,4 +1,4 @@
-"""The answerer (SPEC §1.6): one chat_many for all questions, the rung's prompt,
+"""The answerer (docs/stages.md#answerer): one chat_many for all questions, the rung's prompt,
 the context budget, checked file references, and failed calls recorded."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Answer prompts (SPEC §1.6): the four rungs, the context block and its token
+"""Answer prompts (docs/stages.md#answerer): the four rungs, the context block and its token
 budget, and the file tree of the common ancestor folder."""
 
 from __future__ import annotations

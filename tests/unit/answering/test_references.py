@@ -1,4 +1,5 @@
-"""Reference extraction and path resolution (SPEC §1.6) on realistic answer snippets.
+"""Reference extraction and path resolution (docs/stages.md#answerer) on realistic
+answer snippets.
 
 Each case is a snippet an LLM answer could contain and the references a reader
 would check, as (path, start_line, end_line, symbol), hand-written.

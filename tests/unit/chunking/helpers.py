@@ -1,5 +1,5 @@
 """Shared helpers for the chunking tests: run a chunker on inline text and
-check the invariants every chunk must satisfy (SPEC §1.1)."""
+check the invariants every chunk must satisfy (docs/stages.md#chunkers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Small inline sources, one per language, shaped like seed 002's example:
+"""Small inline sources, one per language, shaped like the ``ast`` chunker's example
+(docs/stages.md#ast):
 a module header, a class too big for a small budget whose methods each fit,
 and a trailing function."""
 

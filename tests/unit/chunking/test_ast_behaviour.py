@@ -1,4 +1,4 @@
-"""Recursion, fallbacks and robustness of the ``ast`` chunker (SPEC §1.1)."""
+"""Recursion, fallbacks and robustness of the ``ast`` chunker (docs/stages.md#ast)."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def test_ids_are_stable_and_follow_the_shared_rule() -> None:
 
 
 def test_whole_file_chunk_is_shared_with_truncate() -> None:
-    """Same text → same id, so the embedding cache (SPEC §1.2) can reuse it."""
+    """Same text → same id, so the embedding cache can reuse it."""
     text = ALL["src/lib.rs"]
     (a,) = ast_chunks("src/lib.rs", text, 512)
     (t,) = registry.create("chunkers", "truncate").chunk_file(source("src/lib.rs", text))

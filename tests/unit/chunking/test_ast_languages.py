@@ -1,4 +1,4 @@
-"""The ``ast`` chunker on one small source per language (SPEC §1.1, seed 002).
+"""The ``ast`` chunker on one small source per language (docs/stages.md#ast).
 
 Each sample is chunked at a budget where the file is too big, its class (or
 outer function) is collapsed and every member fits; the expected structure is
@@ -158,7 +158,7 @@ def test_go_methods_and_doc_comments() -> None:
 
 
 def test_python_collapsed_text_is_the_seed_shape() -> None:
-    """Seed 002's CodebaseIndex: signatures and docstrings kept, bodies ``...``."""
+    """A collapsed Python class: signatures and docstrings kept, bodies ``...``."""
     chunks = ast_chunks("pkg/index.py", ALL["pkg/index.py"], BUDGETS["pkg/index.py"])
     (collapsed,) = [c for c in chunks if c.kind == "collapsed"]
     assert collapsed.text == (

@@ -1,4 +1,4 @@
-"""Invariants over many inputs (SPEC §1.1): every non-blank line of a file is in
+"""Invariants over many inputs (docs/stages.md#ast): every non-blank line of a file is in
 some chunk, ``n_tokens`` is exactly the named tokenizer's count of the chunk
 text, no chunk exceeds its budget, ids follow the shared rule.
 

@@ -1,4 +1,4 @@
-"""The named tokenizers (SPEC §1.1: token counts use one named tokenizer)."""
+"""The named tokenizers: token counts use one named tokenizer (docs/stages.md#tokenizers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The naive and basic chunking rungs: ``truncate`` and ``window`` (SPEC §1.1)."""
+"""The naive and basic chunking rungs: ``truncate`` and ``window`` (docs/stages.md#chunkers)."""
 
 from __future__ import annotations
 

@@ -176,11 +176,7 @@ def test_load_jsonl_rows_with_errors(tmp_path: Path) -> None:
     assert [e.id for e in result.examples] == ["org__proj-1", "org__proj-5"]
     first = result.examples[0]
     assert first.query.startswith("Calling f()")
-    assert first.meta == {
-        "repo": "org/proj",
-        "base_commit": "a" * 40,
-        "snapshot": f"git+https://github.com/org/proj.git@{'a' * 40}",
-    }
+    assert first.meta == {"repo": "org/proj", "commit": "a" * 40}
     assert result.examples[1].gold_files == ("src/mod.py",)
     errors = {e.line_no: e.message for e in result.errors}
     assert sorted(errors) == [2, 3, 4, 6, 7]

@@ -18,7 +18,7 @@ from retrieval_bench.fusion.learned import (
     feature_names,
     relevance_label,
 )
-from retrieval_bench.metrics.retrieval import evaluate_stage
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.types import Chunk, Example, Run, Span
 
 N_FILES = 40

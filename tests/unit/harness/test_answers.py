@@ -1,4 +1,4 @@
-"""The answer stage wired into a benchmark run (SPEC §1.6, §2, §3): answers stored
+"""The answer stage wired into a benchmark run (docs/stages.md#answerer): answers stored
 in answers.jsonl and under stage ``answer`` in the DB, retrieval numbers unchanged,
 and the ``answerer:`` section validated with errors that name the key."""
 

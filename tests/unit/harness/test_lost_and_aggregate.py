@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.runner import _aggregate, _score_dataset
-from retrieval_bench.metrics.retrieval import ranked_files
+from retrieval_bench.metrics.retrieval.scoring import ranked_files
 from retrieval_bench.types import Chunk, Example, Run, StageResult
 
 

@@ -1,7 +1,7 @@
 """Test doubles for the index stage: a counting bag-of-words embedder and a line chunker.
 
 They stand in for all-MiniLM-L6-v2 and the tree-sitter chunkers so unit tests stay
-fast, offline and deterministic (ARCHITECTURE "Testing"); the real ones are
+fast, offline and deterministic (docs/architecture.md#testing-conventions); the real ones are
 exercised in tests/integration/test_index_lancedb.py.
 """
 

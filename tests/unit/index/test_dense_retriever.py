@@ -1,4 +1,5 @@
-"""Dense retriever (SPEC §1.3): exact cosine top-k over an in-memory matrix, cached embeddings."""
+"""Dense retriever (docs/stages.md#dense): exact cosine top-k over an in-memory matrix,
+cached embeddings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Embedding cache and cached embedder (SPEC §1.2: one embedding per (text hash, model))."""
+"""Embedding cache and cached embedder: one embedding per (text hash, model)
+(docs/architecture.md#caches)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.stages import StageContext
 from retrieval_bench.llm.base import chat_request
 from retrieval_bench.llm.lazy import LazyLLM
-from retrieval_bench.metrics.factory import build_metrics
+from retrieval_bench.metrics.answer.factory import build_metrics
 from tests.fakes.llm import ScriptedLLM
 
 

@@ -1,4 +1,4 @@
-"""The learned query adapter (seed 002 "learn a matrix"; SPEC §1.3 `dense`) and dense-adapted."""
+"""The learned query adapter and dense-adapted (docs/stages.md#dense-adapted)."""
 
 from __future__ import annotations
 
@@ -231,7 +231,7 @@ def test_dense_adapted_on_the_fixture_repositories(monkeypatch: pytest.MonkeyPat
     from retrieval_bench.chunking.base import chunk_tree
     from retrieval_bench.datasets.jsonl import load_examples
     from retrieval_bench.files import WalkReport
-    from retrieval_bench.metrics.retrieval import evaluate_stage
+    from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 
     cache = str(REPO_ROOT / ".rbench" / "test-cache" / "embeddings")
     totals: dict[str, list[float]] = {"dense": [0.0, 0.0], "dense-adapted": [0.0, 0.0]}

@@ -1,4 +1,5 @@
-"""BM25 against the ``rank_bm25`` reference on real code (ARCHITECTURE: reference checks).
+"""BM25 against the ``rank_bm25`` reference on real code
+(reference checks: docs/architecture.md#testing-conventions, docs/stages.md#bm25).
 
 Corpus: this repository's own package plus ``fixtures/repos``, cut into
 30-line windows, tokenised once by our retriever and fed to both libraries.

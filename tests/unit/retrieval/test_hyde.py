@@ -1,4 +1,4 @@
-"""HyDE retriever (SPEC §1.3 `hyde`; Gao et al. 2022; seed 002 rungs) with a scripted LLM."""
+"""HyDE retriever (docs/stages.md#hyde; Gao et al. 2022) with a scripted LLM."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""LLM-proposed keywords for the exact retriever (SPEC §1.3 `exact`, "llm" rung; seed 002)."""
+"""LLM-proposed keywords for the exact retriever (the "llm" rung, docs/stages.md#exact)."""
 
 from __future__ import annotations
 

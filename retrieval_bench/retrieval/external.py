@@ -1,0 +1,241 @@
+"""``external``: another system's ranked files, scored like any stage
+(docs/stages.md#external).
+
+The stage reads a file of predictions made elsewhere (LocAgent's or
+SweRank's released outputs, a TREC run of any system) and hands them on as a
+run of ``file:<path>`` ids, which scoring maps to files whether or not our
+snapshot has them, so a file the other system named that is absent from the
+snapshot counts as retrieved and non-relevant, as in trec_eval
+(docs/metrics.md#file-level-runs). Formats:
+
+* ``trec``: ``qid Q0 path rank score tag`` per line, ranked by score (the rank
+  column is ignored, as trec_eval does); percent-encoded ids decode as in
+  :mod:`retrieval_bench.store.trec`;
+* ``jsonl``: one object per line, its query id under ``instance_id``,
+  ``query_id`` or ``id``, and its files best first as ``found_files: [path,
+  ...]`` or ``files: [path | {path, score}, ...]``.
+
+Query ids match the dataset's exactly, after ``strip_prefix`` is removed and
+``id_map`` (a mapping, or a JSON file of one: external id → dataset id) is
+applied. Bad input never stops the run: a missing, unreadable or malformed
+file fails this stage for every query with a one-line reason (the other
+stages run); rows for query ids not searched and repeated rows or files are
+ignored with one warning each (the first row, and a file's best rank, kept);
+a searched query without a row fails with ``no external result``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import RBenchError
+from retrieval_bench.metrics.retrieval.file_ids import file_id
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.store.trec import decode_id
+from retrieval_bench.types import Run
+
+if TYPE_CHECKING:
+    from retrieval_bench.index.store import CodebaseIndex
+
+log = logging.getLogger(__name__)
+
+ID_KEYS = ("instance_id", "query_id", "id")
+FILE_KEYS = ("found_files", "files")
+
+
+class ExternalRunError(RBenchError, ValueError):
+    """An external predictions file is missing, unreadable or malformed."""
+
+
+Rankings = dict[str, dict[str, float]]
+"""External query id → path → score (higher = better)."""
+
+
+def _clean(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def read_trec(path: Path, dups: list[str]) -> Rankings:
+    """A TREC run over file paths; a repeated (query, file) keeps its best score."""
+    out: Rankings = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise ExternalRunError(
+                    f"{path}:{lineno}: a TREC run line has 6 fields "
+                    f"(qid Q0 path rank score tag), found {len(parts)}"
+                )
+            qid, doc = decode_id(parts[0]), _clean(decode_id(parts[2]))
+            try:
+                score = float(parts[4])
+            except ValueError:
+                raise ExternalRunError(
+                    f"{path}:{lineno}: score {parts[4]!r} is not a number"
+                ) from None
+            files = out.setdefault(qid, {})
+            if doc in files:
+                dups.append(f"{qid} {doc}")
+                score = max(score, files[doc])
+            files[doc] = score
+    return out
+
+
+def _files_of(row: dict[str, Any], where: str, dups: list[str], qid: str) -> dict[str, float]:
+    key = next((k for k in FILE_KEYS if k in row), None)
+    if key is None:
+        raise ExternalRunError(f"{where}: no {' or '.join(FILE_KEYS)} list")
+    items = row[key]
+    if not isinstance(items, list):
+        raise ExternalRunError(f"{where}: {key} is not a list")
+    files: dict[str, float] = {}
+    for pos, item in enumerate(items):
+        score = 1.0 / (pos + 1)
+        if isinstance(item, dict) and isinstance(item.get("path"), str):
+            path, given = item["path"], item.get("score", score)
+            if isinstance(given, bool) or not isinstance(given, int | float):
+                raise ExternalRunError(f"{where}: score {given!r} of {path!r} is not a number")
+            score = float(given)
+        elif isinstance(item, str):
+            path = item
+        else:
+            raise ExternalRunError(f"{where}: {key} item {item!r} is not a path or {{path, score}}")
+        path = _clean(path)
+        if not path:
+            raise ExternalRunError(f"{where}: an empty path in {key}")
+        if path in files:
+            dups.append(f"{qid} {path}")
+            continue  # the best (first) rank is kept
+        files[path] = score
+    return files
+
+
+def read_jsonl(path: Path, dups: list[str]) -> Rankings:
+    """JSONL rows ``{instance_id|query_id|id, found_files|files}``; a repeated row is ignored."""
+    out: Rankings = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ExternalRunError(f"{where}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise ExternalRunError(f"{where}: expected a JSON object")
+            key = next((k for k in ID_KEYS if k in row), None)
+            if key is None or not isinstance(row[key], str | int) or row[key] == "":
+                raise ExternalRunError(f"{where}: no query id ({', '.join(ID_KEYS)})")
+            qid = str(row[key])
+            files = _files_of(row, where, dups, qid)
+            if qid in out:
+                dups.append(qid)
+                continue
+            out[qid] = files
+    return out
+
+
+def _load_id_map(id_map: str | Mapping[str, str] | None) -> dict[str, str]:
+    if id_map is None:
+        return {}
+    if isinstance(id_map, Mapping):
+        return {str(k): str(v) for k, v in id_map.items()}
+    try:
+        data = json.loads(Path(id_map).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExternalRunError(f"id_map {id_map}: cannot be read as JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ExternalRunError(f"id_map {id_map}: expected a JSON object (external id → id)")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+@RETRIEVERS.register("external")
+class ExternalRun(Retriever):
+    """Another system's ranked files, read from ``path`` (module docstring).
+
+    Parameters: ``path`` (the predictions file; relative to the config's
+    folder), ``format`` (``trec`` or ``jsonl``; default from the suffix:
+    ``.jsonl``/``.json`` → jsonl, else trec), ``strip_prefix`` (removed from
+    the external query ids), ``id_map`` (external id → dataset id, or a JSON
+    file of that mapping).
+    """
+
+    name = "external"
+
+    def __init__(
+        self,
+        path: str,
+        format: Literal["trec", "jsonl"] | None = None,
+        strip_prefix: str = "",
+        id_map: str | dict[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.format = format or ("jsonl" if self.path.suffix in (".jsonl", ".json") else "trec")
+        self.strip_prefix = strip_prefix
+        self.id_map = id_map
+        self._rankings: Rankings | None = None
+        self._paths: set[str] = set()
+
+    def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:
+        """Read the predictions (a bad file raises here: the stage fails, the run goes on)."""
+        self._paths = set(corpus.paths)
+        self._rankings = self._read()
+
+    def _read(self) -> Rankings:
+        if not self.path.is_file():
+            raise ExternalRunError(f"external run {self.path}: no such file")
+        dups: list[str] = []
+        try:
+            reader = read_jsonl if self.format == "jsonl" else read_trec
+            raw = reader(self.path, dups)
+        except UnicodeDecodeError as exc:
+            raise ExternalRunError(f"external run {self.path}: not UTF-8 text ({exc})") from None
+        except OSError as exc:
+            raise ExternalRunError(f"external run {self.path}: cannot be read ({exc})") from None
+        if dups:
+            log.warning(
+                "external run %s: %d repeated rows ignored (first kept), e.g. %r",
+                self.path, len(dups), dups[0],
+            )  # fmt: skip
+        mapping = _load_id_map(self.id_map)
+        out: Rankings = {}
+        for ext_id, files in raw.items():
+            qid = ext_id.removeprefix(self.strip_prefix) if self.strip_prefix else ext_id
+            qid = mapping.get(ext_id, mapping.get(qid, qid))
+            out.setdefault(qid, files)
+        return out
+
+    def search(self, queries: Mapping[str, str], k: int) -> Run:
+        """The external top ``k`` files of each query, as ``file:<path>`` ids."""
+        if self._rankings is None:
+            raise RBenchError("external: index() must be called before search()")
+        self.failures, self.artifacts = {}, {}  # of this call's queries only
+        unknown = [q for q in self._rankings if q not in queries]
+        if unknown:
+            log.warning(
+                "external run %s: %d rows for query ids not among the %d queries searched "
+                "ignored, e.g. %r",
+                self.path, len(unknown), len(queries), unknown[0],
+            )  # fmt: skip
+        scores: dict[str, dict[str, float]] = {}
+        for qid in queries:
+            files = self._rankings.get(qid)
+            if files is None:
+                self.failures[qid] = "no external result"
+                continue
+            top = sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+            scores[qid] = {file_id(p): s for p, s in top}
+            absent = [p for p, _ in top if p not in self._paths]
+            if absent:
+                self.artifacts[qid] = {"not_in_snapshot": absent}
+        return Run(self.name, scores)

@@ -1,0 +1,182 @@
+"""``external``: another system's ranked files (docs/stages.md#external).
+
+Both formats, id mapping, and the bad inputs: a missing or malformed file
+fails the stage with one line (the harness then records it as failed for
+every query and goes on), unknown query ids and repeated rows are ignored
+with one warning each, a query without a row fails with ``no external result``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage, ranked_files
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.external import ExternalRun, ExternalRunError
+from retrieval_bench.types import Chunk, Example
+
+QUERIES = {"q1": "where?", "q2": "what?", "q3": "which?"}
+
+
+def _corpus() -> Corpus:
+    def chunk(cid: str, path: str, start: int, end: int) -> Chunk:
+        return Chunk(cid, path, start, end, "python", "function", None, "", 10)
+
+    return Corpus(
+        root=Path("."),
+        chunks=[chunk("a1", "a.py", 1, 10), chunk("a2", "a.py", 11, 20), chunk("b1", "b.py", 1, 5)],
+    )
+
+
+def _stage(path: Path, **params: object) -> ExternalRun:
+    stage = RETRIEVERS.create("external", path=str(path), **params)
+    assert isinstance(stage, ExternalRun)
+    stage.index(_corpus())
+    return stage
+
+
+def _jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_trec_format_ranks_by_score_and_decodes_ids(tmp_path: Path) -> None:
+    run_file = tmp_path / "sys.trec"
+    run_file.write_text(
+        "q1 Q0 b.py 1 0.9 sys\nq1 Q0 a.py 2 0.5 sys\nq1 Q0 my%20dir/x.py 3 0.95 sys\n"
+        "q2 Q0 ./a.py 1 3 sys\n",
+        encoding="utf-8",
+    )
+    stage = _stage(run_file)
+    run = stage.search(QUERIES, k=10)
+    assert run.ids("q1") == ["file:my dir/x.py", "file:b.py", "file:a.py"]
+    assert run.ids("q2") == ["file:a.py"]
+    assert stage.failures == {"q3": "no external result"}
+    assert stage.artifacts == {"q1": {"not_in_snapshot": ["my dir/x.py"]}}
+    assert ranked_files(run.ids("q1"), _corpus()) == ["my dir/x.py", "b.py", "a.py"]
+    assert stage.search(QUERIES, k=2).ids("q1") == ["file:my dir/x.py", "file:b.py"]
+
+
+def test_jsonl_found_files_and_scored_files(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path / "preds.jsonl",
+        [
+            {"instance_id": "q1", "found_files": ["b.py", "a.py", "gone.py"]},
+            {
+                "query_id": "q2",
+                "files": [{"path": "a.py", "score": 0.2}, {"path": "b.py", "score": 0.7}],
+            },
+            {"id": "q3", "found_files": []},
+        ],
+    )
+    stage = _stage(path)
+    run = stage.search(QUERIES, k=10)
+    assert run.ids("q1") == ["file:b.py", "file:a.py", "file:gone.py"]
+    assert run.ids("q2") == ["file:b.py", "file:a.py"]
+    assert run.scores["q3"] == {} and stage.failures == {}  # it answered, with nothing
+
+
+def test_id_mapping_prefix_and_map(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"instance_id": "swe__q1", "found_files": ["a.py"]},
+            {"instance_id": "other-name", "found_files": ["b.py"]},
+        ],
+    )
+    id_map = tmp_path / "map.json"
+    id_map.write_text(json.dumps({"other-name": "q2"}), encoding="utf-8")
+    run = _stage(path, strip_prefix="swe__", id_map=str(id_map)).search(QUERIES, k=5)
+    assert run.ids("q1") == ["file:a.py"] and run.ids("q2") == ["file:b.py"]
+    run = _stage(path, id_map={"swe__q1": "q3"}).search(QUERIES, k=5)
+    assert run.ids("q3") == ["file:a.py"]
+
+
+def test_unknown_ids_and_duplicates_warn_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"instance_id": "q1", "found_files": ["a.py", "a.py", "b.py"]},
+            {"instance_id": "q1", "found_files": ["b.py"]},
+            {"instance_id": "nope-1", "found_files": ["a.py"]},
+            {"instance_id": "nope-2", "found_files": ["a.py"]},
+        ],
+    )
+    with caplog.at_level(logging.WARNING, logger="retrieval_bench.retrieval.external"):
+        run = _stage(path).search(QUERIES, k=5)
+    assert run.ids("q1") == ["file:a.py", "file:b.py"]  # the first row, a file's best rank
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert "2 repeated rows ignored" in messages[0]
+    assert "2 rows for query ids not among the 3 queries searched" in messages[1]
+    assert all("\n" not in m for m in messages)
+
+    trec = tmp_path / "dup.trec"
+    trec.write_text("q1 Q0 a.py 1 0.2 s\nq1 Q0 a.py 2 0.9 s\nq1 Q0 b.py 3 0.5 s\n", "utf-8")
+    run = _stage(trec).search(QUERIES, k=5)
+    assert run.scores["q1"] == {"file:a.py": 0.9, "file:b.py": 0.5}  # the best score kept
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fmt", "message"),
+    [
+        ("short.trec", "q1 Q0 a.py 1 0.5\n", None, "short.trec:1: a TREC run line has 6 fields"),
+        ("bad.trec", "q1 Q0 a.py 1 high s\n", None, "score 'high' is not a number"),
+        (
+            "x.jsonl",
+            '{"instance_id": "q1", "found_files": ["a.py"]}\n{oops\n',
+            None,
+            "x.jsonl:2: not valid JSON",
+        ),
+        ("x.jsonl", '["q1"]\n', None, "x.jsonl:1: expected a JSON object"),
+        ("x.jsonl", '{"found_files": []}\n', None, "no query id"),
+        ("x.jsonl", '{"id": "q1"}\n', None, "no found_files or files list"),
+        ("x.jsonl", '{"id": "q1", "files": "a.py"}\n', None, "files is not a list"),
+        ("x.jsonl", '{"id": "q1", "files": [3]}\n', None, "is not a path or {path, score}"),
+        ("x.txt", '{"id": "q1", "files": []}\n', "trec", "a TREC run line has 6 fields"),
+    ],
+)
+def test_malformed_files_fail_with_one_line(
+    tmp_path: Path, name: str, text: str, fmt: str | None, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    params = {"format": fmt} if fmt else {}
+    with pytest.raises(
+        ExternalRunError, match=message.replace("{", r"\{").replace("}", r"\}")
+    ) as err:
+        _stage(path, **params)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_and_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(ExternalRunError, match="no such file"):
+        _stage(tmp_path / "absent.trec")
+    binary = tmp_path / "bin.trec"
+    binary.write_bytes(b"\xff\xfe\x00garbage\n")
+    with pytest.raises(ExternalRunError, match="not UTF-8 text"):
+        _stage(binary)
+    bad_map = tmp_path / "map.json"
+    bad_map.write_text("[1, 2]", encoding="utf-8")
+    good = _jsonl(tmp_path / "p.jsonl", [{"id": "q1", "found_files": ["a.py"]}])
+    with pytest.raises(ExternalRunError, match="expected a JSON object"):
+        _stage(good, id_map=str(bad_map))
+
+
+def test_scoring_counts_files_absent_from_the_corpus(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "p.jsonl", [{"id": "q1", "found_files": ["gone.py", "a.py"]}])
+    run = _stage(path).search({"q1": "?"}, k=5)
+    ex = Example("q1", "?", gold_files=["a.py"])
+    m = evaluate_stage(run, [ex], _corpus(), ks=(1, 2), budgets=(5, 15))
+    row = m.per_query["q1"]
+    assert row["P@1"] == 0.0 and row["P@2"] == 0.5 and row["MRR"] == 0.5 and row["R@2"] == 1.0
+    assert m.unknown_chunks == 0
+    # a file id stands for its chunks in the budget walk (gone.py has none: no tokens)
+    assert row["R@0.005k"] == 0.0 and row["R@0.015k"] == 1.0
