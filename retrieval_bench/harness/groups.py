@@ -251,6 +251,7 @@ def run_groups(
         outcome = run_stages(ds)
         entry["n_chunks"] = len(ds.corpus.chunks)
         entry["timings"] = dict(ds.timings)
+        entry.update(ds.chunk_stats)  # files_chunked / files_reused
         _slim(outcome)
         outcomes.append(outcome)
     return merge_outcomes(shell, outcomes)
@@ -277,6 +278,8 @@ def merge_outcomes(shell: PreparedDataset, outcomes: Sequence[DatasetOutcome]) -
     for o in outcomes:
         shell.missing_gold.update(o.prepared.missing_gold)
         shell.missing_reasons.update(o.prepared.missing_reasons)
+        for key, n in o.prepared.chunk_stats.items():
+            shell.chunk_stats[key] = shell.chunk_stats.get(key, 0) + n
         for key, sec in o.prepared.timings.items():
             if key != "snapshot":
                 shell.timings[key] = shell.timings.get(key, 0.0) + sec

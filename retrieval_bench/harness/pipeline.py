@@ -20,6 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.chunking.base import Chunker, chunk_tree
+from retrieval_bench.chunking.cache import (
+    ChunkCache,
+    ChunkStats,
+    chunk_cache_enabled,
+    chunk_tree_cached,
+)
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec, StageSpec
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.jsonl import (
@@ -68,6 +74,9 @@ class PreparedDataset:
     queries, chunks, timings); empty for a dataset with one snapshot."""
     snapshot_failures: list[dict[str, Any]] = field(default_factory=list)
     """Snapshot groups that could not be opened or chunked: source, reason, query ids."""
+    chunk_stats: dict[str, int] = field(default_factory=dict)
+    """``files_chunked`` / ``files_reused``: files chunked afresh vs taken from the chunk
+    cache (docs/architecture.md#caches); empty when the cache was not used."""
 
 
 def make_chunker(name: str = "ast", **params: Any) -> Chunker:
@@ -123,15 +132,27 @@ def build_corpus(
     progress: Callable[[int, int, str], None] | None = None,
     index_uri: Path | None = None,
     ignore: Sequence[str] = (),
+    stats: ChunkStats | None = None,
 ) -> tuple[Corpus, Any]:
     """Chunk a snapshot; with vectors, through the (built or updated) LanceDB index.
 
     ``ignore`` adds gitignore-style patterns to the repository's own rules
-    (e.g. translation catalogues that no question is about).
+    (e.g. translation catalogues that no question is about). Without vectors a
+    file's chunks come from the chunk cache when it has them (counted in ``stats``).
     """
     if not with_vectors:
         report = WalkReport()
-        chunks = list(chunk_tree(snapshot.root, chunker, report, extra_ignore=tuple(ignore)))
+        if chunk_cache_enabled():
+            cache = ChunkCache.in_dir(ws.cache_dir / "chunks")
+            try:
+                cached = chunk_tree_cached(
+                    snapshot.root, chunker, cache, report, stats, extra_ignore=tuple(ignore)
+                )
+                chunks = list(cached)
+            finally:
+                cache.close()
+        else:
+            chunks = list(chunk_tree(snapshot.root, chunker, report, extra_ignore=tuple(ignore)))
         corpus = Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped))
         return _nonempty(corpus, snapshot), None
     from retrieval_bench.index.embed import default_embedder
@@ -258,13 +279,16 @@ def prepare_snapshot(
     timings = dict(timings or {})
     t0 = time.perf_counter()
     label = spec.name if snapshot.source == spec.snapshot else f"{spec.name} {snapshot.source}"
+    with_vectors = needs_vectors(cfg.retrievers)
+    stats = ChunkStats()
     corpus, codebase_index = build_corpus(
         snapshot,
         make_chunker(cfg.chunker.name, **cfg.chunker.params()),
         ws,
-        with_vectors=needs_vectors(cfg.retrievers),
+        with_vectors=with_vectors,
         ignore=spec.ignore,
         progress=for_label(progress, f"index {label}") if progress else None,
+        stats=stats,
     )
     # the embedding model's first load is not chunking or indexing work: on its own key
     timings["chunk_index"], loads = own_seconds(t0)
@@ -285,4 +309,5 @@ def prepare_snapshot(
         timings=timings,
         train_examples=train,
         missing_reasons=missing_gold_reasons(missing, corpus.skipped),
+        chunk_stats=stats.as_dict() if not with_vectors and chunk_cache_enabled() else {},
     )

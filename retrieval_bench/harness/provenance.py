@@ -83,6 +83,7 @@ def run_provenance(cfg: BenchmarkConfig, prepared: Sequence[PreparedDataset]) ->
             "skipped_files": len(p.corpus.skipped),
             "timings": p.timings,
         }
+        | p.chunk_stats
         | (
             {"snapshot_groups": p.snapshot_groups, "snapshot_failures": p.snapshot_failures}
             if p.snapshot_groups or p.snapshot_failures

@@ -1,0 +1,202 @@
+"""The content-addressed chunk cache (docs/architecture.md#caches).
+
+A file's chunks depend only on its bytes, the chunker (name and
+:meth:`~retrieval_bench.chunking.base.Chunker.config`, which names the
+tokenizer) and what its path decides (the language label and whether a
+tree-sitter grammar parses it). They are stored under that key in one SQLite
+file, without the path, which is re-attached when they are read back: the same
+content can live at several paths, and a chunk id is re-derived for the path
+with :func:`~retrieval_bench.chunking.base.chunk_id`, exactly as the chunker
+made it. A run over many snapshots of one repository so chunks each distinct
+file once; the walk still reads (and hashes) every file.
+
+Like the embedding cache it is only a cache: a damaged file is moved aside
+(:mod:`retrieval_bench.store.corrupt`) and refilled. ``RBENCH_CHUNK_CACHE=0``
+turns it off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from retrieval_bench.chunking.base import Chunker, chunk_id
+from retrieval_bench.chunking.languages import language_for_path, spec_for_path
+from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
+from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
+from retrieval_bench.types import Chunk
+
+_T = TypeVar("_T")
+
+CACHE_ENV = "RBENCH_CHUNK_CACHE"
+CACHE_FILE = "chunks.sqlite"
+_FORMAT = 1  # bump when the stored row layout changes
+_INSERT = "INSERT OR IGNORE INTO chunks (sha, chunker, pathkey, rows) VALUES (?, ?, ?, ?)"
+
+
+def chunk_cache_enabled() -> bool:
+    """False when ``$RBENCH_CHUNK_CACHE`` is ``0``/``false``/``no``/``off``."""
+    return os.environ.get(CACHE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def chunker_key(chunker: Chunker) -> str:
+    """The chunker part of the key: name and parameters (tokenizer included)."""
+    cfg = {"v": _FORMAT, "name": chunker.name, "tok": chunker.tokenizer_name}
+    return json.dumps(cfg | {"cfg": chunker.config()}, sort_keys=True, default=str)
+
+
+def path_key(path: str) -> str:
+    """What a path decides about chunking: the language label and the grammar."""
+    spec = spec_for_path(path)
+    return f"{language_for_path(path)}|{'ts' if spec is not None else '-'}"
+
+
+@dataclass
+class ChunkStats:
+    """Files chunked afresh vs served from the cache during one walk."""
+
+    files_chunked: int = 0
+    files_reused: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"files_chunked": self.files_chunked, "files_reused": self.files_reused}
+
+
+def _encode(chunks: list[Chunk]) -> str | None:
+    """The chunks without their path, or None when an id is not the derived one
+    (then the file is not cached: ids read back must equal fresh ones)."""
+    rows = []
+    for c in chunks:
+        if c.id != chunk_id(c.path, c.start_line, c.end_line, c.text):
+            return None
+        rows.append([c.start_line, c.end_line, c.language, c.kind, c.symbol, c.text, c.n_tokens])
+    return json.dumps(rows, ensure_ascii=False)
+
+
+def _decode(path: str, blob: str) -> list[Chunk]:
+    return [
+        Chunk(chunk_id(path, s, e, text), path, s, e, lang, kind, sym, text, n)
+        for s, e, lang, kind, sym, text, n in json.loads(blob)
+    ]
+
+
+class ChunkCache:
+    """A file's chunks keyed by ``(sha256 of its bytes, chunker key, path key)``."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._opened: tuple[int, int] | None = None
+        try:
+            self._conn = self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            recover_cache(self.path, self._opened, "chunk cache", exc)
+            self._conn = self._connect()
+
+    @classmethod
+    def in_dir(cls, folder: str | Path) -> ChunkCache:
+        return cls(Path(folder) / CACHE_FILE)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
+        self._opened = file_id(self.path)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS chunks ("
+                " sha BLOB NOT NULL, chunker TEXT NOT NULL, pathkey TEXT NOT NULL,"
+                " rows TEXT NOT NULL, PRIMARY KEY (sha, chunker, pathkey)) WITHOUT ROWID"
+            )
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _guarded(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        with self._lock:
+            try:
+                return op(self._conn)
+            except sqlite3.DatabaseError as exc:
+                if not is_corrupt(exc):
+                    raise
+                self._conn.close()
+                recover_cache(self.path, self._opened, "chunk cache", exc)
+                self._conn = self._connect()
+                return op(self._conn)
+
+    def get(self, source: SourceFile, ckey: str) -> list[Chunk] | None:
+        """The cached chunks of ``source`` (ids derived for its path), or None."""
+        key = (bytes.fromhex(source.sha256), ckey, path_key(source.path))
+
+        def lookup(conn: sqlite3.Connection) -> str | None:
+            sql = "SELECT rows FROM chunks WHERE sha = ? AND chunker = ? AND pathkey = ?"
+            row = conn.execute(sql, key).fetchone()
+            return None if row is None else str(row[0])
+
+        blob = self._guarded(lookup)
+        return None if blob is None else _decode(source.path, blob)
+
+    def put_many(self, entries: list[tuple[SourceFile, str, list[Chunk]]]) -> None:
+        """Store ``(source, chunker key, chunks)`` rows (existing keys are kept)."""
+        rows = []
+        for source, ckey, chunks in entries:
+            blob = _encode(chunks)
+            if blob is not None:
+                rows.append((bytes.fromhex(source.sha256), ckey, path_key(source.path), blob))
+
+        def store(conn: sqlite3.Connection) -> None:
+            try:
+                conn.executemany(_INSERT, rows)
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+        if rows:
+            self._guarded(store)
+
+    def count(self) -> int:
+        return self._guarded(lambda c: int(c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def chunk_tree_cached(
+    root: Path,
+    chunker: Chunker,
+    cache: ChunkCache,
+    report: WalkReport | None = None,
+    stats: ChunkStats | None = None,
+    **walk_options: object,
+) -> Iterator[Chunk]:
+    """:func:`~retrieval_bench.chunking.base.chunk_tree` with the cache: the same
+    chunks in the same order; only files whose key is not cached are chunked."""
+    stats = stats if stats is not None else ChunkStats()
+    ckey = chunker_key(chunker)
+    pending: list[tuple[SourceFile, str, list[Chunk]]] = []
+    for source in iter_source_files(root, report=report, **walk_options):  # type: ignore[arg-type]
+        chunks = cache.get(source, ckey)
+        if chunks is None:
+            chunks = chunker.chunk_file(source)
+            stats.files_chunked += 1
+            pending.append((source, ckey, chunks))
+            if len(pending) >= 200:
+                cache.put_many(pending)
+                pending = []
+        else:
+            stats.files_reused += 1
+        yield from chunks
+    cache.put_many(pending)

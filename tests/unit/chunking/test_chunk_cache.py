@@ -1,0 +1,128 @@
+"""The content-addressed chunk cache: reused chunks equal fresh ones, byte for byte."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from retrieval_bench.chunking.base import chunk_tree
+from retrieval_bench.chunking.cache import (
+    CACHE_ENV,
+    ChunkCache,
+    ChunkStats,
+    chunk_cache_enabled,
+    chunk_tree_cached,
+)
+from retrieval_bench.harness.pipeline import build_corpus, make_chunker
+from retrieval_bench.snapshot import Snapshot
+from retrieval_bench.workspace import Workspace
+
+PY = '''"""A module."""
+
+import os
+
+
+class Greeter:
+    """Says hello."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def greet(self):
+        return f"hello {self.name}"
+
+
+def helper(x):
+    return os.path.join("a", str(x))
+'''
+
+JS = "export function add(a, b) {\n  return a + b;\n}\n\nconst k = add(1, 2);\n"
+
+
+def _repo(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text(PY)
+    (root / "pkg" / "copy.py").write_text(PY)  # same bytes, other path
+    (root / "pkg" / "copy.txt").write_text(PY)  # same bytes, other language
+    (root / "web.js").write_text(JS)
+    (root / "README.md").write_text("# Title\n\nSome words about the project.\n")
+    big = "\n".join(f"def f{i}(a):\n    return a + {i}\n" for i in range(80))
+    (root / "big.py").write_text(big)
+    return root
+
+
+def _cached(root: Path, cache: ChunkCache, name: str = "ast", **params: object):
+    stats = ChunkStats()
+    chunks = list(chunk_tree_cached(root, make_chunker(name, **params), cache, None, stats))
+    return chunks, stats
+
+
+@pytest.mark.parametrize(("name", "params"), [("ast", {"budget": 64}), ("window", {})])
+def test_cached_chunks_equal_fresh(tmp_path: Path, name: str, params: dict[str, object]) -> None:
+    root = _repo(tmp_path / "repo")
+    fresh = list(chunk_tree(root, make_chunker(name, **params)))
+    cache = ChunkCache(tmp_path / "c" / "chunks.sqlite")
+    cold, s1 = _cached(root, cache, name, **params)
+    warm, s2 = _cached(root, cache, name, **params)
+    assert cold == fresh and warm == fresh  # ids, paths, spans, text, n_tokens, kinds
+    assert len({c.path for c in fresh}) == 6
+    # copy.py shares mod.py's key (one cache row), read back with its own ids
+    assert (s1.files_chunked, s1.files_reused) == (6, 0) and cache.count() == 5
+    assert (s2.files_chunked, s2.files_reused) == (0, 6)
+    assert any(c.id.startswith("pkg/copy.py:") for c in warm)
+
+
+def test_one_changed_file_is_the_only_one_rechunked(tmp_path: Path) -> None:
+    a = _repo(tmp_path / "a")
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    (b / "web.js").write_text(JS + "\nexport const z = 3;\n")
+    cache = ChunkCache(tmp_path / "c" / "chunks.sqlite")
+    _cached(a, cache)
+    chunks, stats = _cached(b, cache)
+    assert chunks == list(chunk_tree(b, make_chunker("ast")))
+    assert (stats.files_chunked, stats.files_reused) == (1, 5)
+
+
+def test_other_chunker_params_do_not_share(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "repo")
+    cache = ChunkCache(tmp_path / "chunks.sqlite")
+    _cached(root, cache, budget=64)
+    chunks, stats = _cached(root, cache, budget=32)
+    assert stats.files_reused == 0
+    assert chunks == list(chunk_tree(root, make_chunker("ast", budget=32)))
+
+
+def test_corrupt_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "repo")
+    path = tmp_path / "chunks.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    cache = ChunkCache(path)
+    chunks, stats = _cached(root, cache)
+    assert chunks == list(chunk_tree(root, make_chunker("ast")))
+    assert stats.files_chunked == 6 and cache.count() == 5
+    assert list(tmp_path.glob("chunks.sqlite.corrupt-*"))
+
+
+def test_build_corpus_uses_the_cache_unless_switched_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path / "repo")
+    snap = Snapshot(root, str(root), "folder", "x")
+    chunker = make_chunker("ast")
+    fresh = list(chunk_tree(root, chunker))
+    monkeypatch.delenv("RBENCH_CACHE", raising=False)  # the workspace's own cache folder
+    monkeypatch.setenv(CACHE_ENV, "0")
+    assert not chunk_cache_enabled()
+    ws = Workspace(tmp_path / "ws")
+    off, _ = build_corpus(snap, chunker, ws, with_vectors=False)
+    assert not (ws.cache_dir / "chunks").exists()
+    monkeypatch.delenv(CACHE_ENV)
+    stats = ChunkStats()
+    on, _ = build_corpus(snap, chunker, ws, with_vectors=False, stats=stats)
+    again, _ = build_corpus(snap, chunker, ws, with_vectors=False, stats=stats)
+    assert off.chunks == on.chunks == again.chunks == fresh
+    assert (ws.cache_dir / "chunks" / "chunks.sqlite").is_file()
+    assert (stats.files_chunked, stats.files_reused) == (6, 6)
