@@ -20,8 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -29,7 +28,7 @@ from typing import TypeVar
 from retrieval_bench.chunking.base import Chunker, chunk_id
 from retrieval_bench.chunking.languages import language_for_path, spec_for_path
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
-from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
+from retrieval_bench.store.sqlite_cache import SQLiteCache
 from retrieval_bench.types import Chunk
 
 _T = TypeVar("_T")
@@ -86,54 +85,19 @@ def _decode(path: str, blob: str) -> list[Chunk]:
     ]
 
 
-class ChunkCache:
+class ChunkCache(SQLiteCache):
     """A file's chunks keyed by ``(sha256 of its bytes, chunker key, path key)``."""
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._opened: tuple[int, int] | None = None
-        try:
-            self._conn = self._connect()
-        except sqlite3.DatabaseError as exc:
-            if not is_corrupt(exc):
-                raise
-            recover_cache(self.path, self._opened, "chunk cache", exc)
-            self._conn = self._connect()
+    what = "chunk cache"
+    schema = (
+        "CREATE TABLE IF NOT EXISTS chunks ("
+        " sha BLOB NOT NULL, chunker TEXT NOT NULL, pathkey TEXT NOT NULL,"
+        " rows TEXT NOT NULL, PRIMARY KEY (sha, chunker, pathkey)) WITHOUT ROWID"
+    )
 
     @classmethod
     def in_dir(cls, folder: str | Path) -> ChunkCache:
         return cls(Path(folder) / CACHE_FILE)
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
-        self._opened = file_id(self.path)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS chunks ("
-                " sha BLOB NOT NULL, chunker TEXT NOT NULL, pathkey TEXT NOT NULL,"
-                " rows TEXT NOT NULL, PRIMARY KEY (sha, chunker, pathkey)) WITHOUT ROWID"
-            )
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _guarded(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
-            try:
-                return op(self._conn)
-            except sqlite3.DatabaseError as exc:
-                if not is_corrupt(exc):
-                    raise
-                self._conn.close()
-                recover_cache(self.path, self._opened, "chunk cache", exc)
-                self._conn = self._connect()
-                return op(self._conn)
 
     def get(self, source: SourceFile, ckey: str) -> list[Chunk] | None:
         """The cached chunks of ``source`` (ids derived for its path), or None."""
@@ -168,10 +132,6 @@ class ChunkCache:
 
     def count(self) -> int:
         return self._guarded(lambda c: int(c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]))
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
 
 def chunk_tree_cached(

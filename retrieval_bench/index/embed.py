@@ -32,7 +32,7 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -45,7 +45,7 @@ from retrieval_bench.index.runtime import (  # noqa: F401 - re-exported
     resolve_threads,
 )
 from retrieval_bench.loads import timed_load
-from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
+from retrieval_bench.store.sqlite_cache import SQLiteCache
 from retrieval_bench.workspace import Workspace
 
 _T = TypeVar("_T")
@@ -190,7 +190,7 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder({self.name!r}, device={device!r})"
 
 
-class EmbeddingCache:
+class EmbeddingCache(SQLiteCache):
     """Vectors on disk keyed by ``(model name, sha256(text))`` in one SQLite file.
 
     Safe to share between processes (WAL journal, busy timeout) and threads
@@ -202,49 +202,12 @@ class EmbeddingCache:
     write; the vectors are then computed again.
     """
 
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._opened: tuple[int, int] | None = None
-        try:
-            self._conn = self._connect()
-        except sqlite3.DatabaseError as exc:
-            if not is_corrupt(exc):
-                raise
-            recover_cache(self.path, self._opened, "embedding cache", exc)
-            self._conn = self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
-        self._opened = file_id(self.path)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS embeddings ("
-                " model TEXT NOT NULL, sha BLOB NOT NULL, dim INTEGER NOT NULL,"
-                " vec BLOB NOT NULL, PRIMARY KEY (model, sha)) WITHOUT ROWID"
-            )
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _guarded(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
-        """``op(connection)`` under the lock; on a damaged file: move it aside (unless
-        another connection already did), reopen, and run ``op`` once more."""
-        with self._lock:
-            try:
-                return op(self._conn)
-            except sqlite3.DatabaseError as exc:
-                if not is_corrupt(exc):
-                    raise
-                self._conn.close()
-                recover_cache(self.path, self._opened, "embedding cache", exc)
-                self._conn = self._connect()
-                return op(self._conn)
+    what = "embedding cache"
+    schema = (
+        "CREATE TABLE IF NOT EXISTS embeddings ("
+        " model TEXT NOT NULL, sha BLOB NOT NULL, dim INTEGER NOT NULL,"
+        " vec BLOB NOT NULL, PRIMARY KEY (model, sha)) WITHOUT ROWID"
+    )
 
     @classmethod
     def in_dir(cls, folder: str | Path) -> EmbeddingCache:
@@ -300,10 +263,6 @@ class EmbeddingCache:
             return int(conn.execute(sql, (model,)).fetchone()[0])
 
         return self._guarded(counted)
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
     def __enter__(self) -> EmbeddingCache:
         return self

@@ -1,0 +1,74 @@
+"""The shared plumbing of the on-disk SQLite caches (embeddings, chunks).
+
+One connection behind a lock, WAL journal and a busy timeout so processes and
+threads can share the file; the table is created on connect. A cache holds
+nothing that cannot be computed again, so a damaged file (truncated,
+overwritten: ``database disk image is malformed``) is moved aside with one
+warning and replaced by an empty one, whether the damage shows when opening or
+on a later read or write (``docs/architecture.md#caches``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
+
+_T = TypeVar("_T")
+
+
+class SQLiteCache:
+    """Base of a single-table SQLite cache; subclasses name it and give its schema."""
+
+    what: ClassVar[str] = "cache"
+    """How warnings name the cache (``embedding cache``)."""
+    schema: ClassVar[str] = ""
+    """The ``CREATE TABLE IF NOT EXISTS`` statement of its table."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._opened: tuple[int, int] | None = None
+        try:
+            self._conn = self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            recover_cache(self.path, self._opened, self.what, exc)
+            self._conn = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
+        self._opened = file_id(self.path)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(self.schema)
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _guarded(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``op(connection)`` under the lock; on a damaged file: move it aside (unless
+        another connection already did), reopen, and run ``op`` once more."""
+        with self._lock:
+            try:
+                return op(self._conn)
+            except sqlite3.DatabaseError as exc:
+                if not is_corrupt(exc):
+                    raise
+                self._conn.close()
+                recover_cache(self.path, self._opened, self.what, exc)
+                self._conn = self._connect()
+                return op(self._conn)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
