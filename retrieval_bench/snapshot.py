@@ -155,7 +155,9 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no error output"
 
 
-def _run(spec: str, cmd: list[str], what: str, todo: str) -> subprocess.CompletedProcess[str]:
+def run_command(
+    spec: str, cmd: list[str], what: str, todo: str
+) -> subprocess.CompletedProcess[str]:
     """Run a command without prompting; raise ``what failed: <last stderr line>; todo``."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
@@ -169,7 +171,7 @@ def _run(spec: str, cmd: list[str], what: str, todo: str) -> subprocess.Complete
     return proc
 
 
-def _build_aside(dest: Path, build: Callable[[Path], object]) -> None:
+def build_aside(dest: Path, build: Callable[[Path], object]) -> None:
     """``build`` a new folder in a temp dir beside ``dest``, then rename it to ``dest``.
 
     If another process finished the same ``dest`` first, theirs is kept.
@@ -196,26 +198,28 @@ def _open_git(spec: str, url: str, rev: str, cache_dir: Path) -> Snapshot:
     todo = "check the URL, your network and credentials"
     if not (mirror / "HEAD").exists():
         clone = ["git", "clone", "--bare", "--quiet", url]
-        _build_aside(mirror, lambda new: _run(spec, [*clone, str(new)], f"git clone {url}", todo))
-    sha = _resolve_commit(mirror, rev)
+        build_aside(
+            mirror, lambda new: run_command(spec, [*clone, str(new)], f"git clone {url}", todo)
+        )
+    sha = resolve_commit(mirror, rev)
     if sha is None:
         refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"]
         fetch = ["git", "--git-dir", str(mirror), "fetch", "--quiet", url]
-        _run(spec, [*fetch, *refspecs], f"git fetch {url}", todo)
-        sha = _resolve_commit(mirror, rev)
+        run_command(spec, [*fetch, *refspecs], f"git fetch {url}", todo)
+        sha = resolve_commit(mirror, rev)
         if sha is None and re.fullmatch(r"[0-9a-fA-F]{40}", rev):
             with contextlib.suppress(SnapshotError):  # a commit no branch or tag points to
-                _run(spec, [*fetch, rev], f"git fetch {url} {rev}", todo)
-            sha = _resolve_commit(mirror, rev)
+                run_command(spec, [*fetch, rev], f"git fetch {url} {rev}", todo)
+            sha = resolve_commit(mirror, rev)
     if sha is None:
         raise _fail(spec, f"commit {rev!r} not found in {url}", "check the commit sha")
     tree = cache_dir / "git-trees" / sha
     if not (tree / ".git").exists():
-        _build_aside(tree, lambda new: _checkout(spec, mirror, sha, new))
+        build_aside(tree, lambda new: _checkout(spec, mirror, sha, new))
     return Snapshot(tree, spec, "git", sha)
 
 
-def _resolve_commit(mirror: Path, rev: str) -> str | None:
+def resolve_commit(mirror: Path, rev: str) -> str | None:
     cmd = ["git", "--git-dir", str(mirror), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     sha = proc.stdout.strip()
@@ -226,9 +230,9 @@ def _checkout(spec: str, mirror: Path, sha: str, work: Path) -> None:
     """A detached checkout of ``sha`` that shares the mirror's objects (``clone --shared``)."""
     todo = f"delete {mirror} and retry"
     clone = ["git", "clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(work)]
-    _run(spec, clone, f"git clone {mirror}", todo)
+    run_command(spec, clone, f"git clone {mirror}", todo)
     checkout = ["git", "-C", str(work), "-c", "advice.detachedHead=false", "checkout", "--quiet"]
-    _run(spec, [*checkout, sha], f"git checkout {sha[:12]}", todo)
+    run_command(spec, [*checkout, sha], f"git checkout {sha[:12]}", todo)
 
 
 # ----------------------------------------------------------------------------- pypi
@@ -286,7 +290,7 @@ def _open_pypi(
 ) -> Snapshot:
     expected = expected_sha256.lower() if expected_sha256 else None
     holder = cache_dir / "sdist-trees" / f"{_canonical(name)}-{version}"
-    recorded = _read_sdist_meta(holder)
+    recorded = read_unpack_meta(holder)
     if recorded and expected in (None, recorded["sha256"]):
         return Snapshot(holder / recorded["top"], spec, "pypi", recorded["sha256"])
     sdists = cache_dir / "sdists"
@@ -298,7 +302,7 @@ def _open_pypi(
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
         cmd += ["--disable-pip-version-check", f"{name}=={version}", "-d", str(sdists)]
         todo = "check the name, version and network, or put the sdist in offline_dir"
-        _run(spec, cmd, f"pip download {name}=={version}", todo)
+        run_command(spec, cmd, f"pip download {name}=={version}", todo)
         archive = find_sdist(name, version, [sdists])
         if archive is None:
             raise _fail(spec, f"pip download left no sdist in {sdists}", todo)
@@ -309,11 +313,11 @@ def _open_pypi(
             f"sha256 mismatch for {archive}: expected {expected}, got {sha}",
             "delete the file and download it again, or fix the expected hash",
         )
-    top = _unpack(spec, archive, holder, sha)
+    top = unpack_archive(spec, archive, holder, sha)
     return Snapshot(holder / top, spec, "pypi", sha)
 
 
-def _read_sdist_meta(holder: Path) -> dict[str, str] | None:
+def read_unpack_meta(holder: Path) -> dict[str, str] | None:
     """What a finished unpack recorded (sha256, top folder), or None if there is none."""
     try:
         meta = json.loads((holder / _SDIST_META).read_text(encoding="utf-8"))
@@ -348,7 +352,7 @@ def _member_names(spec: str, archive: Path) -> list[str]:
     return names
 
 
-def _unpack(spec: str, archive: Path, holder: Path, sha: str) -> str:
+def unpack_archive(spec: str, archive: Path, holder: Path, sha: str) -> str:
     """Unpack beside ``holder`` and rename into place; return the root folder's name.
 
     The root is the archive's single top folder (an archive without one is
@@ -377,17 +381,12 @@ def _unpack(spec: str, archive: Path, holder: Path, sha: str) -> str:
             shutil.rmtree(holder)
 
     try:
-        _build_aside(holder, build)
+        build_aside(holder, build)
     except tarfile.FilterError as exc:
         raise _fail(spec, f"unsafe member in {archive}: {exc}", "refusing to unpack it") from exc
     except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
         raise _fail(spec, f"cannot unpack {archive}: {exc}", "check disk space and rights") from exc
-    recorded = _read_sdist_meta(holder)
+    recorded = read_unpack_meta(holder)
     if recorded is None:
         raise _fail(spec, f"unpacking {archive} left no tree in {holder}", "delete it and retry")
     return recorded["top"]
-
-
-# the helpers retrieval_bench.snapshot_sources (tarballs, repo mirrors) builds on
-build_aside, run_command, resolve_commit = _build_aside, _run, _resolve_commit
-unpack_archive, read_unpack_meta = _unpack, _read_sdist_meta

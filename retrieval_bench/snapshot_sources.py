@@ -27,12 +27,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from retrieval_bench.errors import SnapshotError
-from retrieval_bench.snapshot import Snapshot, file_sha256
-from retrieval_bench.snapshot import build_aside as _build_aside
-from retrieval_bench.snapshot import read_unpack_meta as _read_sdist_meta
-from retrieval_bench.snapshot import resolve_commit as _resolve_commit
-from retrieval_bench.snapshot import run_command as _run
-from retrieval_bench.snapshot import unpack_archive as _unpack
+from retrieval_bench.snapshot import (
+    Snapshot,
+    build_aside,
+    file_sha256,
+    read_unpack_meta,
+    resolve_commit,
+    run_command,
+    unpack_archive,
+)
 
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 DEFAULT_REPO_URL = "https://github.com/{repo}.git"
@@ -64,12 +67,12 @@ def open_tarball(
             "get the file again or fix snapshot_sha256"
         )
     holder = Path(cache_dir) / "tarball-trees" / sha
-    recorded = _read_sdist_meta(holder)
+    recorded = read_unpack_meta(holder)
     if recorded is None and not tarfile.is_tarfile(path):
         raise SnapshotError(
             f"tarball {source!r} cannot read archive: not a tar/tar.gz file: get it again"
         )
-    top = recorded["top"] if recorded else _unpack(source, path, holder, sha)
+    top = recorded["top"] if recorded else unpack_archive(source, path, holder, sha)
     return Snapshot(holder / top, source, "tarball", sha)
 
 
@@ -123,7 +126,7 @@ def _mirror(repo: str, source: str, cache_dir: Path) -> Path:
         clone = ["git", "clone", "--bare", "--mirror", "--quiet", source]
         todo = "check the bundle, mirror or URL (repos: in the config)"
         what = f"git clone {source}"
-        _build_aside(mirror, lambda new: _run(repo, [*clone, str(new)], what, todo))
+        build_aside(mirror, lambda new: run_command(repo, [*clone, str(new)], what, todo))
     return mirror
 
 
@@ -143,13 +146,13 @@ def open_repo(
     source = source or repo_source(repo)
     mirror = _mirror(repo, source, cache_dir)
     rev = f"{commit}^" if parent else commit
-    sha = _resolve_commit(mirror, rev)
-    if sha is None and _resolve_commit(mirror, commit) is None and "://" in source:
+    sha = resolve_commit(mirror, rev)
+    if sha is None and resolve_commit(mirror, commit) is None and "://" in source:
         fetch = ["git", "--git-dir", str(mirror), "fetch", "--quiet", source, "+refs/*:refs/*"]
-        _run(repo, fetch, f"git fetch {source}", "check the URL and your network")
-        sha = _resolve_commit(mirror, rev)
+        run_command(repo, fetch, f"git fetch {source}", "check the URL and your network")
+        sha = resolve_commit(mirror, rev)
     if sha is None:
-        what = "has no parent" if _resolve_commit(mirror, commit) else "is not"
+        what = "has no parent" if resolve_commit(mirror, commit) else "is not"
         raise SnapshotError(
             f"repository {repo}: commit {commit[:12]} {what} in {source}: "
             "check the row's commit or update the bundle/mirror"
@@ -157,7 +160,7 @@ def open_repo(
     tree = _tree_of(mirror, sha)
     dest = cache_dir / "repo-trees" / tree
     if not dest.is_dir():
-        _build_aside(dest, lambda new: _archive(repo, mirror, sha, new))
+        build_aside(dest, lambda new: _archive(repo, mirror, sha, new))
     short = commit[:12] + ("^" if parent else "")
     return Snapshot(dest, f"{repo}@{short}", "repo", sha)
 
@@ -174,7 +177,7 @@ def _archive(repo: str, mirror: Path, sha: str, new: Path) -> None:
     tar = new.parent / f"{sha}.tar"
     try:
         cmd = ["git", "--git-dir", str(mirror), "archive", "--format=tar", "-o", str(tar), sha]
-        _run(repo, cmd, f"git archive {sha[:12]}", f"delete {mirror} and retry")
+        run_command(repo, cmd, f"git archive {sha[:12]}", f"delete {mirror} and retry")
         with tarfile.open(tar) as tf:
             tf.extractall(new, filter="data")
     finally:

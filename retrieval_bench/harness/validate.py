@@ -100,19 +100,11 @@ def check_param_types(stages: Registry[Any], spec: StageSpec, where: str) -> Non
 def accepted_parameters(factory: object) -> set[str] | None:
     """Keyword parameters ``factory`` accepts; None when it takes ``**kwargs``
     that nothing in its class hierarchy names (anything may be valid)."""
-    if inspect.isclass(factory):
-        accepted: set[str] = set()
-        for klass in factory.__mro__:
-            init = klass.__dict__.get("__init__")
-            if init is None:
-                continue
-            params, open_ended = _named(init)
-            accepted |= params
-            if not open_ended:
-                return accepted - {"self"}
+    chain = _inits(factory)
+    if not chain or _named(chain[-1])[1]:  # the last one still passes **kwargs on
         return None
-    params, open_ended = _named(factory)
-    return None if open_ended else params
+    accepted = set().union(*(_named(init)[0] for init in chain))
+    return accepted - {"self"} if inspect.isclass(factory) else accepted
 
 
 def _named(func: object) -> tuple[set[str], bool]:
