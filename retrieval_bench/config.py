@@ -77,6 +77,13 @@ class DatasetSpec(BaseModel):
     """Only the first N training examples (LLM stages also run on them)."""
     ignore: list[str] = Field(default_factory=list)
     """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
+    gold_paths: Literal["exact", "suffix"] = "exact"
+    """``suffix``: a gold path the snapshot lacks is mapped to the one snapshot file
+    whose path ends with ``/<gold path>`` (labels made against a release whose layout
+    moved, e.g. ``requests/x.py`` → ``src/requests/x.py``; docs/datasets.md#missing-gold)."""
+    hash_split: float | None = Field(default=None, gt=0, lt=1)
+    """Questions without a ``split`` get one from a hash of their id: this fraction
+    ``test``, the rest ``dev`` (stable across runs and machines; docs/datasets.md#splits)."""
 
 
 class MetricsSpec(BaseModel):
@@ -126,6 +133,31 @@ class AnswererSpec(BaseModel):
         return v
 
 
+EXECUTORS = ("serial", "processes", "ray")
+"""Where the per-snapshot work of a run goes (docs/configuration.md#executor)."""
+
+
+class ExecutorSpec(BaseModel):
+    """The ``executor:`` section: where a dataset's snapshot groups run
+    (docs/configuration.md#executor). Results do not depend on it, so it is left
+    out of the config fingerprint and may change when a run is resumed."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: Literal["serial", "processes", "ray"] = "serial"
+    """``serial``: this process; ``processes``: a local process pool; ``ray``: Ray tasks."""
+    jobs: int | None = Field(default=None, gt=0)
+    """Workers (processes) or CPUs (a Ray cluster started here); default: the machine's cores."""
+    address: str | None = None
+    """Ray only: None starts a local cluster for the run; ``auto`` joins the one on this
+    machine (``ray start --head``); ``HOST:PORT`` or ``ray://HOST:10001`` joins that one."""
+
+    @model_validator(mode="after")
+    def _address_only_for_ray(self) -> ExecutorSpec:
+        if self.address is not None and self.name != "ray":
+            raise ValueError(f"address is for the ray executor, not {self.name!r}")
+        return self
+
+
 class BenchmarkConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -147,6 +179,8 @@ class BenchmarkConfig(BaseModel):
     repos: dict[str, str] = Field(default_factory=dict)
     """``owner/name`` → local git bundle, mirror or URL for rows with ``repo`` + ``commit``
     (default: ``https://github.com/<owner>/<name>.git``; ``$RBENCH_REPOS`` overrides)."""
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    """Where per-question snapshot groups run (docs/configuration.md#executor)."""
     answerer: AnswererSpec | None = None
     """The answering stage (docs/stages.md#answerer); None = no answers."""
     answer_metrics: list[MetricSpec] = Field(default_factory=list)
@@ -216,12 +250,18 @@ class BenchmarkConfig(BaseModel):
                 "(e.g. answerer: {rung: instructions}), or remove answer_metrics"
             )
 
+    def results_dump(self) -> dict[str, Any]:
+        """The config as JSON data without what cannot change the results (the executor)."""
+        data = self.model_dump(mode="json")
+        data.pop("executor", None)
+        return data
+
     def stage_specs(self) -> list[StageSpec]:
         """Every stage in pipeline order: retrievers, fusions, rerankers."""
         return [*self.retrievers, *self.fusions, *self.rerankers]
 
     def fingerprint(self) -> str:
-        data = self.model_dump(mode="json")
+        data = self.results_dump()
         if not data.get("answer_metrics"):
             # configs without answer metrics keep the fingerprint they had before the field
             data.pop("answer_metrics", None)
@@ -231,7 +271,10 @@ class BenchmarkConfig(BaseModel):
             if not data.get(key):
                 data.pop(key, None)
         for ds in data.get("datasets", []):
-            for key, default in (("repo", None), ("commit_is", "state")):
+            for key, default in (
+                ("repo", None), ("commit_is", "state"), ("gold_paths", "exact"),
+                ("hash_split", None),
+            ):  # fmt: skip
                 if ds.get(key) == default:
                     ds.pop(key, None)
         canon = json.dumps(data, sort_keys=True)

@@ -6,12 +6,20 @@
 Binary, empty and over-large files are skipped with a recorded reason;
 non-UTF-8 text is decoded with replacement characters and flagged, so one
 bad file never stops a build.
+
+A run over many snapshots of one repository walks mostly the same paths under
+the same rules, and (in ``repo-trees``, docs/architecture.md#caches) the same
+read-only files hardlinked from one store. So the process memoises both: the
+verdict of a set of ignore rules on a path, and what was read from a read-only
+file with several links (by device, inode, size and modification time; any other
+file is always read again). Both are bounded and give what the walk would compute.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +30,12 @@ IGNORE_FILES = (".gitignore", ".rbenchignore")
 ALWAYS_IGNORED = (".git/", ".hg/", ".svn/", ".rbench/")
 DEFAULT_MAX_BYTES = 1_000_000
 _SNIFF_BYTES = 8192
+_MEMO_BYTES = 64 << 20
+"""Text the read memo holds (and verdicts the ignore memo holds) before it starts afresh."""
+_VERDICTS: dict[tuple[tuple[str, tuple[str, ...]], ...], dict[str, bool]] = {}
+_READ: dict[tuple[int, int, int, int, int], tuple[str | None, str, bool]] = {}
+"""(device, inode, size, mtime, max_bytes) of a read-only file → what :func:`_read` gave."""
+_read_held = 0
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,8 @@ class IgnoreRules:
         self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
         base = list(ALWAYS_IGNORED) + list(extra_patterns)
         self._specs.append(("", pathspec.GitIgnoreSpec.from_lines(base)))
+        self._key: tuple[tuple[str, tuple[str, ...]], ...] = (("", tuple(base)),)
+        self._verdicts = _verdicts(self._key)
 
     def add_dir(self, rel_dir: str) -> None:
         """Load the ignore files found in one directory (relative path, '' = root)."""
@@ -74,9 +90,17 @@ class IgnoreRules:
             lines = _load_spec(folder / name)
             if lines:
                 self._specs.append((rel_dir, pathspec.GitIgnoreSpec.from_lines(lines)))
+                self._key = (*self._key, (rel_dir, tuple(lines)))
+                self._verdicts = _verdicts(self._key)
 
     def ignored(self, rel_path: str, is_dir: bool = False) -> bool:
         candidate = rel_path + "/" if is_dir else rel_path
+        verdict = self._verdicts.get(candidate)
+        if verdict is None:
+            verdict = self._verdicts[candidate] = self._match(candidate)
+        return verdict
+
+    def _match(self, candidate: str) -> bool:
         for base, spec in self._specs:
             if base:
                 if not candidate.startswith(base + "/"):
@@ -87,6 +111,13 @@ class IgnoreRules:
             if spec.match_file(sub):
                 return True
         return False
+
+
+def _verdicts(key: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, bool]:
+    """The process's verdicts of the ignore rules ``key`` (base folder, lines per file)."""
+    if sum(len(v) for v in _VERDICTS.values()) > _MEMO_BYTES >> 8:
+        _VERDICTS.clear()
+    return _VERDICTS.setdefault(key, {})
 
 
 def iter_source_files(
@@ -124,33 +155,64 @@ def read_source_file(
 ) -> SourceFile | None:
     """Read one file, or record why it is skipped and return None."""
     report = report if report is not None else WalkReport()
-    full = Path(root) / rel
+    full = os.path.join(root, rel)
     try:
-        if full.is_symlink() or not full.is_file():
+        st = os.lstat(full)
+        if not stat.S_ISREG(st.st_mode):
             report.skipped[rel] = "not a regular file"
             return None
-        size = full.stat().st_size
-        if size == 0:
-            report.skipped[rel] = "empty"
-            return None
-        if size > max_bytes:
-            report.skipped[rel] = f"larger than {max_bytes} bytes"
-            return None
-        data = full.read_bytes()
+    except OSError:
+        report.skipped[rel] = "not a regular file"
+        return None
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, max_bytes)
+    # only a read-only file with several links (a tree's file in the blob store): its
+    # bytes never change, and its modification time (when the blob was written) tells
+    # it from a file that once had its inode
+    shared = not st.st_mode & 0o222 and st.st_nlink > 1
+    found = _READ.get(key) if shared else None
+    if found is None:
+        found = _read(full, st.st_size, max_bytes)
+        if shared and not found[1].startswith("unreadable"):
+            _remember(key, found)
+    text, sha_or_reason, bad = found
+    if bad:
+        report.non_utf8.append(rel)
+    if text is None:
+        report.skipped[rel] = sha_or_reason
+        return None
+    return SourceFile(rel, text, sha_or_reason, bad)
+
+
+def _read(full: str, size: int, max_bytes: int) -> tuple[str | None, str, bool]:
+    """``(text, sha256, not UTF-8)`` of a regular file, or ``(None, why it is skipped,
+    not UTF-8)``."""
+    if size == 0:
+        return None, "empty", False
+    if size > max_bytes:
+        return None, f"larger than {max_bytes} bytes", False
+    try:
+        with open(full, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
-        report.skipped[rel] = f"unreadable: {exc.strerror or exc}"
-        return None
+        return None, f"unreadable: {exc.strerror or exc}", False
     if is_binary(data[:_SNIFF_BYTES]):
-        report.skipped[rel] = "binary"
-        return None
+        return None, "binary", False
     try:
         text = data.decode("utf-8")
         bad = False
     except UnicodeDecodeError:
         text = data.decode("utf-8", errors="replace")
         bad = True
-        report.non_utf8.append(rel)
     if not text.strip():
-        report.skipped[rel] = "empty"
-        return None
-    return SourceFile(rel, text, hashlib.sha256(data).hexdigest(), bad)
+        return None, "empty", bad
+    return text, hashlib.sha256(data).hexdigest(), bad
+
+
+def _remember(key: tuple[int, int, int, int, int], found: tuple[str | None, str, bool]) -> None:
+    global _read_held
+    size = len(found[0] or "")
+    if _read_held + size > _MEMO_BYTES:
+        _READ.clear()
+        _read_held = 0
+    _READ[key] = found
+    _read_held += size

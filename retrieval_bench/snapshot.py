@@ -38,7 +38,8 @@ from typing import Literal
 from retrieval_bench.errors import SnapshotError
 from retrieval_bench.files import IgnoreRules
 
-SnapshotKind = Literal["folder", "git", "pypi", "tarball", "repo"]
+SnapshotKind = Literal["folder", "git", "pypi", "tarball", "repo", "groups"]
+"""``groups``: the stand-in of a dataset whose questions have their own snapshots."""
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 _SDIST_META = ".rbench-sdist.json"

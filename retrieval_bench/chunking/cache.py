@@ -8,7 +8,11 @@ file, without the path, which is re-attached when they are read back: the same
 content can live at several paths, and a chunk id is re-derived for the path
 with :func:`~retrieval_bench.chunking.base.chunk_id`, exactly as the chunker
 made it. A run over many snapshots of one repository so chunks each distinct
-file once; the walk still reads (and hashes) every file.
+file once. The process also keeps the chunks it read or made last, per cache
+file and key plus path (bounded), so a file unchanged at its path since an
+earlier snapshot of the run costs neither a query nor a decode; the walk still
+hashes every file it reads (:mod:`retrieval_bench.files` reads a read-only file
+of a repository tree once per process).
 
 Like the embedding cache it is only a cache: a damaged file is moved aside
 (:mod:`retrieval_bench.store.corrupt`) and refilled. ``RBENCH_CHUNK_CACHE=0``
@@ -37,6 +41,11 @@ CACHE_ENV = "RBENCH_CHUNK_CACHE"
 CACHE_FILE = "chunks.sqlite"
 _FORMAT = 1  # bump when the stored row layout changes
 _INSERT = "INSERT OR IGNORE INTO chunks (sha, chunker, pathkey, rows) VALUES (?, ?, ?, ?)"
+_MEMO_CHUNKS = 400_000
+"""Chunks the process keeps (over all cache files) before it starts afresh."""
+_MEMO: dict[tuple[str, object], dict[tuple[str, str, str], list[Chunk]]] = {}
+"""(cache file, its identity when opened) → (sha256, chunker key, path) → chunks."""
+_memo_held = 0
 
 
 def chunk_cache_enabled() -> bool:
@@ -67,14 +76,19 @@ class ChunkStats:
         return {"files_chunked": self.files_chunked, "files_reused": self.files_reused}
 
 
+def _derived(chunks: list[Chunk]) -> bool:
+    """Whether every id is the one :func:`chunk_id` derives (else the file is not
+    cached: ids read back must equal fresh ones)."""
+    return all(c.id == chunk_id(c.path, c.start_line, c.end_line, c.text) for c in chunks)
+
+
 def _encode(chunks: list[Chunk]) -> str | None:
-    """The chunks without their path, or None when an id is not the derived one
-    (then the file is not cached: ids read back must equal fresh ones)."""
-    rows = []
-    for c in chunks:
-        if c.id != chunk_id(c.path, c.start_line, c.end_line, c.text):
-            return None
-        rows.append([c.start_line, c.end_line, c.language, c.kind, c.symbol, c.text, c.n_tokens])
+    """The chunks without their path, or None when an id is not the derived one."""
+    if not _derived(chunks):
+        return None
+    rows = [
+        [c.start_line, c.end_line, c.language, c.kind, c.symbol, c.text, c.n_tokens] for c in chunks
+    ]
     return json.dumps(rows, ensure_ascii=False)
 
 
@@ -101,6 +115,10 @@ class ChunkCache(SQLiteCache):
 
     def get(self, source: SourceFile, ckey: str) -> list[Chunk] | None:
         """The cached chunks of ``source`` (ids derived for its path), or None."""
+        memo = self._memo()
+        found = memo.get((source.sha256, ckey, source.path))
+        if found is not None:
+            return found
         key = (bytes.fromhex(source.sha256), ckey, path_key(source.path))
 
         def lookup(conn: sqlite3.Connection) -> str | None:
@@ -109,7 +127,25 @@ class ChunkCache(SQLiteCache):
             return None if row is None else str(row[0])
 
         blob = self._guarded(lookup)
-        return None if blob is None else _decode(source.path, blob)
+        if blob is None:
+            return None
+        chunks = _decode(source.path, blob)
+        self.remember(source, ckey, chunks)
+        return chunks
+
+    def remember(self, source: SourceFile, ckey: str, chunks: list[Chunk]) -> None:
+        """Keep ``chunks`` of ``source`` in the process memo of this cache file."""
+        global _memo_held
+        if _memo_held + len(chunks) > _MEMO_CHUNKS:
+            _MEMO.clear()
+            _memo_held = 0
+        self._memo()[(source.sha256, ckey, source.path)] = chunks
+        _memo_held += len(chunks)
+
+    def _memo(self) -> dict[tuple[str, str, str], list[Chunk]]:
+        # keyed by the file's identity as opened: a file moved aside or replaced is
+        # another cache, whose memo starts empty
+        return _MEMO.setdefault((str(self.path), self._opened), {})
 
     def put_many(self, entries: list[tuple[SourceFile, str, list[Chunk]]]) -> None:
         """Store ``(source, chunker key, chunks)`` rows (existing keys are kept)."""
@@ -153,6 +189,8 @@ def chunk_tree_cached(
             chunks = chunker.chunk_file(source)
             stats.files_chunked += 1
             pending.append((source, ckey, chunks))
+            if _derived(chunks):  # what the cache will hand back
+                cache.remember(source, ckey, chunks)
             if len(pending) >= 200:
                 cache.put_many(pending)
                 pending = []

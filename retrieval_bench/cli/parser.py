@@ -21,6 +21,7 @@ from retrieval_bench.cli.prompts import cmd_prompts
 from retrieval_bench.cli.run import cmd_run
 from retrieval_bench.cli.runs import cmd_runs, cmd_show
 from retrieval_bench.cli.serve import cmd_serve
+from retrieval_bench.cli.sweep import cmd_sweep, cmd_sweeps
 from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 DESCRIPTION = "rbench: measure and tune retrieval over codebases, stage by stage."
 TABLE_FORMATS = ("text", "csv", "markdown")
+EXECUTORS = ("serial", "processes", "ray")
+"""``config.EXECUTORS`` (not imported: building the parser stays free of pydantic)."""
 
 
 def _positive_int(text: str) -> int:
@@ -93,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     _add_run(sub)
+    _add_sweep(sub)
     _add_index_query(sub)
     _add_runs_show(sub)
     _add_compare(sub)
@@ -127,7 +131,50 @@ def _add_run(sub: Any) -> None:
         "--json", action="store_true",
         help="print one JSON object (run id, tables, counts, sweeps, answers, loads) instead",
     )  # fmt: skip
+    _add_executor_options(r, "run")
     r.set_defaults(func=cmd_run)
+
+
+def _add_executor_options(r: Any, what: str) -> None:
+    """``--jobs``, ``--executor``, ``--ray-address`` and ``--resume`` of run and sweep."""
+    r.add_argument(
+        "--jobs", "-j", type=_positive_int, metavar="N",
+        help="run per-question snapshots in N local worker processes (executor: processes; "
+        "1 = this process); with --executor ray, the CPUs of the local Ray cluster",
+    )  # fmt: skip
+    r.add_argument(
+        "--executor", choices=EXECUTORS,
+        help="where per-question snapshots run (default: the config's executor, else serial)",
+    )  # fmt: skip
+    r.add_argument(
+        "--ray-address", metavar="ADDR",
+        help="join this Ray cluster (auto, HOST:PORT or ray://HOST:PORT) instead of starting "
+        "a local one; implies --executor ray",
+    )  # fmt: skip
+    r.add_argument(
+        "--resume", nargs="?", const="last", metavar="ID",
+        help=f"continue an interrupted or failed {what} of this config (default: the newest "
+        "one) without redoing its finished snapshots",
+    )  # fmt: skip
+
+
+def _add_sweep(sub: Any) -> None:
+    """``rbench sweep CONFIG``, ``rbench sweeps [ID]``."""
+    s = sub.add_parser(
+        "sweep", help="run a config's sweep: grid, ranked with CIs and tests, stored"
+    )
+    s.add_argument("config", help="a benchmark config with a sweep: section (docs/sweeps.md)")
+    s.add_argument(
+        "--max-cells", type=_positive_int, metavar="N",
+        help="refuse grids of more than N cells (default: the sweep's max_cells, 1000)",
+    )  # fmt: skip
+    s.add_argument("--json", action="store_true", help="print the sweep as one JSON object")
+    _add_executor_options(s, "sweep")
+    s.set_defaults(func=cmd_sweep)
+    ss = sub.add_parser("sweeps", help="list stored sweeps, or print one's ranked table")
+    ss.add_argument("sweep_id", nargs="?", help="a sweep id from rbench sweeps")
+    ss.add_argument("--json", action="store_true", help="print JSON instead")
+    ss.set_defaults(func=cmd_sweeps)
 
 
 def _add_index_query(sub: Any) -> None:

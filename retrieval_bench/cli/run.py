@@ -37,6 +37,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.limit is not None:
         for ds in cfg.datasets:
             ds.limit = args.limit
+    apply_executor_options(cfg, args)
 
     def announce(ds: Any) -> None:
         # --json keeps stdout for the JSON alone; the warnings still go to stderr
@@ -52,7 +53,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     # a line per dataset and stage, counts and ETA for the index and LLM calls (stderr)
     with reporter(enabled=not args.json) as progress:
-        result = run_benchmark(cfg, workspace(args), progress=progress, on_dataset=announce)
+        result = run_benchmark(
+            cfg, workspace(args), progress=progress, on_dataset=announce, resume=args.resume
+        )
     answers = result.answer_stage.summary() if result.answer_stage is not None else None
     if args.json:
         out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts}
@@ -95,3 +98,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"\n{loads}")
     print(f"\nrun {result.run_id} stored in {result.out_dir} ({result.seconds:.1f}s)")
     return EXIT_OK
+
+
+def apply_executor_options(cfg: Any, args: argparse.Namespace) -> None:
+    """``--executor``, ``--jobs`` and ``--ray-address`` over the config's ``executor:``."""
+    from retrieval_bench.config import ExecutorSpec
+
+    spec = cfg.executor.model_dump()
+    if args.ray_address:
+        spec.update(name="ray", address=args.ray_address)
+    if args.executor:
+        spec["name"] = args.executor
+        if args.executor != "ray":
+            spec["address"] = None
+    if args.jobs is not None:
+        spec["jobs"] = args.jobs
+        if not args.executor and not args.ray_address and spec["name"] == "serial":
+            spec["name"] = "processes"
+    cfg.executor = ExecutorSpec.model_validate(spec)

@@ -1,92 +1,47 @@
 """Per-question snapshots: a dataset's questions grouped by the snapshot they are
-asked against (docs/datasets.md#per-question-snapshots).
+asked against, each group run as one task on the run's executor
+(docs/datasets.md#per-question-snapshots, docs/architecture.md#executors).
 
-A row names its snapshot with ``snapshot`` (folder, tarball, ``git+URL@commit``,
-``name==version``; a relative path is relative to the questions file) or with
-``repo`` + ``commit`` (``base_commit``), resolved through
-:mod:`retrieval_bench.snapshot_sources`; a row without one uses the dataset's
-``snapshot:``. Each distinct snapshot is opened once, before the run starts; a
-group whose snapshot cannot be opened (or chunked) is skipped with one warning
-line and recorded in the provenance, the other groups run. After its stages ran
-and were scored, a group's corpus is cut down to the chunks its runs name, and
-the groups of a dataset are merged into one :class:`DatasetOutcome`, so the
-tables, drill-down and stored runs cover every question of the dataset.
+Which snapshot a row names is read by :mod:`~retrieval_bench.harness.snapshot_refs`;
+``repo`` + ``commit`` rows are resolved to exact commits up front (one git call
+per repository), so rows asked at one commit form one group and a commit the
+mirror lacks is a failed group at once. Trees are extracted by the task that
+needs them. A group whose snapshot cannot be opened or chunked is skipped with
+one warning line and recorded in the provenance; the other groups run. Each
+finished group is checkpointed (:mod:`~retrieval_bench.harness.checkpoints`),
+and the groups of a dataset are merged, in group order whatever the executor,
+into one :class:`DatasetOutcome`, so the tables, drill-down and stored runs
+cover every question of the dataset.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Literal
+from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.jsonl import dataset_fingerprint
-from retrieval_bench.errors import RBenchError, SnapshotError
-from retrieval_bench.harness.pipeline import (
-    PreparedDataset,
-    Progress,
-    open_dataset_snapshot,
-    prepare_snapshot,
-    select_questions,
-)
+from retrieval_bench.errors import SnapshotError
+from retrieval_bench.harness.answers import DatasetAnswers
+from retrieval_bench.harness.checkpoints import Checkpoints, group_key
+from retrieval_bench.harness.executors import Executor, SerialExecutor
+from retrieval_bench.harness.pipeline import PreparedDataset, Progress, select_questions
 from retrieval_bench.harness.results import DatasetOutcome
-from retrieval_bench.snapshot import Snapshot, open_snapshot
-from retrieval_bench.snapshot_sources import (
-    is_tarball,
-    open_repo,
-    open_tarball,
-    repo_locations,
-    repo_source,
-)
+from retrieval_bench.harness.snapshot_refs import SnapshotRef, resolve_repo_refs, row_ref
+from retrieval_bench.harness.snapshot_work import GroupResult, GroupTask, run_group
+from retrieval_bench.llm.lazy import LazyLLM
+from retrieval_bench.snapshot import Snapshot
+from retrieval_bench.snapshot_sources import repo_locations
 from retrieval_bench.types import Example, Run, StageResult
 from retrieval_bench.workspace import Workspace
 
 NAMESPACE_SEP = ":"
 """``<dataset>:<id>``: URL- and TREC-safe (``/`` would need encoding in the web UI)."""
-
-
-@dataclass(frozen=True)
-class SnapshotRef:
-    """The snapshot one row names."""
-
-    kind: Literal["spec", "tarball", "repo"]
-    target: str
-    """The snapshot string, the tarball's path, or ``owner/name``."""
-    commit: str = ""
-    parent: bool = False
-    sha256: str | None = None
-
-    @property
-    def label(self) -> str:
-        if self.kind == "repo":
-            return f"{self.target}@{self.commit[:12]}{'^' if self.parent else ''}"
-        return Path(self.target).name if self.kind == "tarball" else self.target
-
-
-def row_ref(example: Example, spec: DatasetSpec) -> SnapshotRef | None:
-    """The snapshot ``example`` names itself, None when it uses the dataset's."""
-    meta = example.meta
-    snap = meta.get("snapshot")
-    base = Path(spec.questions).parent
-    if isinstance(snap, str) and snap.strip():
-        snap = snap.strip()
-        local = not any(m in snap for m in ("==", "@", "://"))
-        if local and not Path(snap).expanduser().is_absolute():
-            snap = str((base / Path(snap).expanduser()).resolve())
-        if local and is_tarball(snap):
-            sha = meta.get("snapshot_sha256")
-            return SnapshotRef("tarball", snap, sha256=sha if isinstance(sha, str) else None)
-        return SnapshotRef("spec", snap)
-    repo = meta.get("repo") or spec.repo
-    commit = meta.get("commit") or meta.get("base_commit")
-    if isinstance(repo, str) and repo.strip() and isinstance(commit, str) and commit.strip():
-        parent = spec.commit_is == "parent"
-        return SnapshotRef("repo", repo.strip(), commit.strip(), parent=parent)
-    return None
 
 
 def namespaced(example: Example, dataset: str) -> Example:
@@ -125,29 +80,14 @@ class Group:
     ref: SnapshotRef | None
     examples: list[Example] = field(default_factory=list)
     train: list[Example] = field(default_factory=list)
-    snapshot: Snapshot | None = None
-    seconds: float = 0.0
 
 
 @dataclass
 class GroupedDataset:
-    """A dataset whose questions span several snapshots, opened but not yet chunked."""
+    """A dataset whose questions span several snapshots, planned but not yet run."""
 
     shell: PreparedDataset
     groups: list[Group]
-
-
-def _open(
-    ref: SnapshotRef | None, spec: DatasetSpec, ws: Workspace, repos: Mapping[str, str]
-) -> Snapshot:
-    if ref is None:
-        return open_dataset_snapshot(spec, ws)
-    if ref.kind == "tarball":
-        return open_tarball(Path(ref.target), ws.snapshots_dir, expected_sha256=ref.sha256)
-    if ref.kind == "repo":
-        source = repo_source(ref.target, repos)
-        return open_repo(ref.target, ref.commit, ws.snapshots_dir, source=source, parent=ref.parent)
-    return open_snapshot(ref.target, ws.snapshots_dir)
 
 
 def _failure(spec: DatasetSpec, label: str, ids: Sequence[str], reason: str) -> dict[str, object]:
@@ -160,117 +100,159 @@ def _failure(spec: DatasetSpec, label: str, ids: Sequence[str], reason: str) -> 
     return {"snapshot": label, "reason": reason, "query_ids": list(ids)}
 
 
-def open_groups(
+def plan_groups(
     spec: DatasetSpec, cfg: BenchmarkConfig, ws: Workspace, namespace: bool
 ) -> GroupedDataset:
-    """Group the dataset's questions by snapshot and open every snapshot once.
+    """Group the dataset's questions by the exact snapshot they are asked against.
 
-    Raises :class:`~retrieval_bench.errors.SnapshotError` when no snapshot opens.
+    ``repo`` + ``commit`` rows are resolved now (a missing commit, a bundle that
+    is not one: a failed group, reported here); trees are extracted later, by
+    the task that runs the group. Raises :class:`SnapshotError` when no group
+    is left to run.
     """
     loaded, examples, train = select_questions(spec)
     if namespace:
         examples = [namespaced(e, spec.name) for e in examples]
         train = [namespaced(e, spec.name) for e in train]
-    repos = repo_locations(cfg.repos)
+    rows: list[tuple[str, Example, SnapshotRef | None]] = [
+        *(("examples", e, row_ref(e, spec)) for e in examples),
+        *(("train", e, row_ref(e, spec)) for e in train),
+    ]
+    refs = list(dict.fromkeys(ref for _, _, ref in rows if ref is not None))
+    resolved = resolve_repo_refs(refs, ws.snapshots_dir.expanduser().resolve(),
+                                 repo_locations(cfg.repos))  # fmt: skip
     by_ref: dict[SnapshotRef | None, Group] = {}
-    for key, items in (("examples", examples), ("train", train)):
-        for e in items:
-            ref = row_ref(e, spec)
-            getattr(by_ref.setdefault(ref, Group(ref)), key).append(e)
-    failures: list[dict[str, object]] = []
-    opened: list[Group] = []
-    for group in by_ref.values():
-        label = group.ref.label if group.ref else str(spec.snapshot)
-        t0 = time.perf_counter()
-        try:
-            group.snapshot = _open(group.ref, spec, ws, repos)
-        except RBenchError as exc:
-            ids = [e.id for e in group.examples]
-            failures.append(_failure(spec, label, ids, str(exc)))
+    broken: dict[SnapshotRef, tuple[SnapshotError, list[str]]] = {}
+    for key, example, ref in rows:
+        exact = resolved[ref] if ref is not None else None
+        if isinstance(exact, SnapshotError):
+            assert ref is not None
+            if key == "examples":
+                broken.setdefault(ref, (exact, []))[1].append(example.id)
             continue
-        group.seconds = time.perf_counter() - t0
-        if group.examples:
-            opened.append(group)
-    if not opened:
+        getattr(by_ref.setdefault(exact, Group(exact)), key).append(example)
+    failures = [
+        _failure(spec, ref.label, ids, str(exc)) for ref, (exc, ids) in broken.items() if ids
+    ]
+    groups = [g for g in by_ref.values() if g.examples]
+    if not groups:
         first = failures[0]["reason"] if failures else "no questions"
         raise SnapshotError(f"dataset {spec.name}: no snapshot could be opened (first: {first})")
-    kept = [e for g in opened for e in g.examples]
-    first_snap = opened[0].snapshot
-    assert first_snap is not None
+    kept = [e for g in groups for e in g.examples]
+    labels = sorted(_label(g.ref, spec) for g in groups)
+    fingerprint = hashlib.sha256("\n".join(labels).encode()).hexdigest()
+    placeholder = Snapshot(ws.snapshots_dir, f"{len(groups)} snapshots", "groups", fingerprint)
     shell = PreparedDataset(
         spec=spec,
-        snapshot=first_snap,
+        snapshot=placeholder,
         examples=kept,
         row_errors=list(loaded.errors),
         missing_gold={},
-        corpus=Corpus(first_snap.root, []),
+        corpus=Corpus(ws.snapshots_dir, []),
         fingerprint=dataset_fingerprint(kept),
-        train_examples=[e for g in opened for e in g.train],
+        train_examples=[e for g in groups for e in g.train],
         snapshot_failures=failures,
     )
-    shell.timings["snapshot"] = sum(g.seconds for g in by_ref.values())
-    shell.snapshot_groups = [_group_entry(g) for g in opened]
-    return GroupedDataset(shell, opened)
+    return GroupedDataset(shell, groups)
 
 
-def _group_entry(g: Group) -> dict[str, object]:
-    assert g.snapshot is not None
-    return {
-        "snapshot": g.snapshot.source,
-        "kind": g.snapshot.kind,
-        "fingerprint": g.snapshot.fingerprint,
-        "query_ids": [e.id for e in g.examples],
-    }
+def _label(ref: SnapshotRef | None, spec: DatasetSpec) -> str:
+    return ref.label if ref is not None else str(spec.snapshot)
 
 
-RunStages = Callable[[PreparedDataset], DatasetOutcome]
+def group_tasks(grouped: GroupedDataset, cfg: BenchmarkConfig, ws: Workspace) -> list[GroupTask]:
+    """One picklable task per snapshot group, keyed by what its results depend on."""
+    spec, config = grouped.shell.spec, cfg.results_dump()
+    tasks = []
+    for i, g in enumerate(grouped.groups):
+        label = _label(g.ref, spec)
+        ids = [e.id for e in [*g.examples, *g.train]]
+        key = group_key(config, spec.name, f"{g.ref!r}", ids)
+        tasks.append(GroupTask(i, key, spec, cfg, ws, g.ref, label,
+                               tuple(g.examples), tuple(g.train)))  # fmt: skip
+    return tasks
 
 
 def run_groups(
     grouped: GroupedDataset,
-    cfg: BenchmarkConfig,
-    ws: Workspace,
-    run_stages: RunStages,
+    tasks: Sequence[GroupTask],
+    executor: Executor,
+    checkpoints: Checkpoints[GroupResult] | None = None,
+    llm_provider: LazyLLM | None = None,
     progress: Progress | None = None,
-) -> DatasetOutcome:
-    """Chunk each group's snapshot, run and score its stages, merge the outcomes."""
-    shell, outcomes = grouped.shell, []
-    for group, entry in zip(grouped.groups, list(shell.snapshot_groups), strict=True):
-        assert group.snapshot is not None
-        try:
-            ds = prepare_snapshot(
-                shell.spec, cfg, ws, group.snapshot, group.examples, group.train,
-                [], progress, {"snapshot": group.seconds},
-            )  # fmt: skip
-        except RBenchError as exc:
-            ids = [e.id for e in group.examples]
-            label = str(entry["snapshot"])
-            shell.snapshot_failures.append(_failure(shell.spec, label, ids, str(exc)))
-            shell.snapshot_groups.remove(entry)
+) -> tuple[DatasetOutcome, list[DatasetAnswers], dict[str, Any]]:
+    """Run every group's task on ``executor`` (groups a checkpoint holds are taken
+    from it), then merge the outcomes in group order. Returns the merged outcome,
+    the groups' answers and what the workers report for the provenance."""
+    shell = grouped.shell
+    results: dict[int, GroupResult] = {}
+    todo: list[GroupTask] = []
+    for task in tasks:
+        kept = checkpoints.load(task.key) if checkpoints is not None else None
+        if kept is not None:
+            results[task.index] = replace(kept, index=task.index)
+        else:
+            todo.append(task)
+    label = f"{shell.spec.name} snapshots"
+    if results:  # said even with --json (stderr), like the warnings
+        print(f"  [{shell.spec.name}] resumed {len(results)} finished snapshot(s) "
+              f"from checkpoints; {len(todo)} to run", file=sys.stderr)  # fmt: skip
+    fn = run_group
+    if isinstance(executor, SerialExecutor):  # same process: share the LLM and the reporter
+        fn = functools.partial(run_group, llm_provider=llm_provider, progress=progress)
+    done = len(results)
+    # in parallel, the first group runs alone: it fills the chunk (and embedding) caches
+    # that the others then reuse, instead of every worker chunking the cold tree at once
+    waves = [todo] if isinstance(executor, SerialExecutor) else [todo[:1], todo[1:]]
+    finished = (
+        (wave[position], result)
+        for wave in waves if wave
+        for position, result in executor.map_unordered(fn, wave)
+    )  # fmt: skip
+    for task, result in finished:
+        results[task.index] = result
+        if checkpoints is not None:
+            checkpoints.save(result)
+        done += 1
+        if progress is not None:
+            state = "skipped" if result.failure else f"{result.seconds:.1f}s"
+            progress.note(f"[{shell.spec.name}] snapshot {result.label}: "
+                          f"{len(result.query_ids)} question(s), {state}")  # fmt: skip
+            progress(label, done, len(tasks), "snapshots")
+    return _merge(grouped, [results[t.index] for t in tasks])
+
+
+def _merge(
+    grouped: GroupedDataset, results: Sequence[GroupResult]
+) -> tuple[DatasetOutcome, list[DatasetAnswers], dict[str, Any]]:
+    shell = grouped.shell
+    outcomes: list[DatasetOutcome] = []
+    answers: list[DatasetAnswers] = []
+    provenance: dict[str, Any] = {}
+    for r in results:
+        if r.failure is not None or r.outcome is None:
+            reason = r.failure or "no result"
+            shell.snapshot_failures.append(_failure(shell.spec, r.label, r.query_ids, reason))
             continue
-        outcome = run_stages(ds)
-        entry["n_chunks"] = len(ds.corpus.chunks)
-        entry["timings"] = dict(ds.timings)
-        entry.update(ds.chunk_stats)  # files_chunked / files_reused
-        _slim(outcome)
-        outcomes.append(outcome)
-    return merge_outcomes(shell, outcomes)
-
-
-def _slim(outcome: DatasetOutcome) -> None:
-    """Keep only the chunks the group's runs name (what the drill-down and the
-    threshold sweeps map to files); the texts and the index are let go."""
-    ds = outcome.prepared
-    wanted = {c for s in outcome.stages for d in s.run.scores.values() for c in d}
-    chunks = [replace(c, text="") for c in ds.corpus.chunks if c.id in wanted]
-    ds.corpus = Corpus(ds.corpus.root, chunks, ds.corpus.tokenizer, ds.corpus.skipped)
-    ds.codebase_index = None
+        shell.snapshot_groups.append({**r.entry, "seconds": r.seconds, "worker": r.worker})
+        outcomes.append(r.outcome)
+        if r.answers is not None:
+            answers.append(r.answers)
+        for key, value in r.provenance.items():
+            if isinstance(value, dict):
+                provenance.setdefault(key, {}).update(value)
+            else:
+                provenance[key] = value
+    if not outcomes:
+        first = shell.snapshot_failures[0]["reason"] if shell.snapshot_failures else "no questions"
+        raise SnapshotError(f"dataset {shell.spec.name}: no snapshot could be run (first: {first})")
+    return merge_outcomes(shell, outcomes), answers, provenance
 
 
 def merge_outcomes(shell: PreparedDataset, outcomes: Sequence[DatasetOutcome]) -> DatasetOutcome:
     """One outcome per dataset from its groups' outcomes (query ids are disjoint)."""
-    kept = {e.id for o in outcomes for e in o.prepared.examples}
-    shell.examples = [e for e in shell.examples if e.id in kept]
+    kept = {e.id: e for o in outcomes for e in o.prepared.examples}  # gold as scored
+    shell.examples = [kept[e.id] for e in shell.examples if e.id in kept]
     shell.train_examples = [e for o in outcomes for e in o.prepared.train_examples]
     chunks = {c.id: c for o in outcomes for c in o.prepared.corpus.chunks}
     tokenizer = next((o.prepared.corpus.tokenizer for o in outcomes), "")
@@ -278,11 +260,11 @@ def merge_outcomes(shell: PreparedDataset, outcomes: Sequence[DatasetOutcome]) -
     for o in outcomes:
         shell.missing_gold.update(o.prepared.missing_gold)
         shell.missing_reasons.update(o.prepared.missing_reasons)
+        shell.remapped_gold.update(o.prepared.remapped_gold)
         for key, n in o.prepared.chunk_stats.items():
             shell.chunk_stats[key] = shell.chunk_stats.get(key, 0) + n
         for key, sec in o.prepared.timings.items():
-            if key != "snapshot":
-                shell.timings[key] = shell.timings.get(key, 0.0) + sec
+            shell.timings[key] = shell.timings.get(key, 0.0) + sec
     merged = DatasetOutcome(shell, _merge_stages(outcomes), {})
     for o in outcomes:
         for stage, rows in o.per_query.items():

@@ -15,7 +15,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +74,13 @@ class PreparedDataset:
     queries, chunks, timings); empty for a dataset with one snapshot."""
     snapshot_failures: list[dict[str, Any]] = field(default_factory=list)
     """Snapshot groups that could not be opened or chunked: source, reason, query ids."""
+    remapped_gold: dict[str, str] = field(default_factory=dict)
+    """``gold_paths: suffix``: gold path → the snapshot path it was matched to."""
     chunk_stats: dict[str, int] = field(default_factory=dict)
     """``files_chunked`` / ``files_reused``: files chunked afresh vs taken from the chunk
-    cache (docs/architecture.md#caches); empty when the cache was not used."""
+    cache (docs/architecture.md#caches; absent when the cache was not used); after the
+    retrievers indexed, their ``index_stats`` summed in (``texts_embedded``,
+    ``texts_cached``, ``vectors_reused``)."""
 
 
 def make_chunker(name: str = "ast", **params: Any) -> Chunker:
@@ -198,6 +202,41 @@ def _split_counts(examples: Sequence[Example]) -> str:
     return ", ".join(f"{name} ({n})" for name, n in sorted(counts.items()))
 
 
+def remap_gold_by_suffix(
+    examples: Sequence[Example], paths: set[str]
+) -> tuple[list[Example], dict[str, str]]:
+    """Gold files absent from ``paths`` mapped to the one path ending with ``/<gold>``
+    (none or several: left as they are, so they stay missing gold). Returns the
+    examples and the mapping used (old path → new path)."""
+    by_suffix: dict[str, list[str]] = {}
+    wanted = {g for e in examples for g in [*e.gold_files, *(s.path for s in e.gold_spans)]}
+    for gold in wanted - paths:
+        by_suffix[gold] = [p for p in paths if p.endswith("/" + gold)]
+    mapping = {gold: found[0] for gold, found in by_suffix.items() if len(found) == 1}
+    if not mapping:
+        return list(examples), {}
+    out = [
+        replace(
+            e,
+            gold_files=tuple(mapping.get(g, g) for g in e.gold_files),
+            gold_spans=tuple(replace(s, path=mapping.get(s.path, s.path)) for s in e.gold_spans),
+        )
+        for e in examples
+    ]
+    return out, mapping
+
+
+def with_hash_split(example: Example, test_fraction: float) -> Example:
+    """``example`` with a split when it has none: ``test`` when the first 8 bytes of
+    sha256(id), read as a fraction of 2**64, fall below ``test_fraction``, else ``dev``
+    (docs/datasets.md#splits)."""
+    if example.split:
+        return example
+    digest = hashlib.sha256(example.id.encode("utf-8")).digest()
+    share = int.from_bytes(digest[:8], "big") / 2**64
+    return replace(example, split="test" if share < test_fraction else "dev")
+
+
 def select_questions(spec: DatasetSpec) -> tuple[LoadResult, list[Example], list[Example]]:
     """The dataset's questions: (everything loaded, the evaluated examples, the
     ``train_split`` examples), after ``split``, ``limit`` and ``train_limit``.
@@ -217,6 +256,8 @@ def select_questions(spec: DatasetSpec) -> tuple[LoadResult, list[Example], list
             f"{where} has no valid questions: all {len(loaded.errors)} rows are invalid "
             f"(first: {first}); check them with rbench dataset inspect"
         )
+    if spec.hash_split is not None:
+        loaded.examples = [with_hash_split(e, spec.hash_split) for e in loaded.examples]
     examples = [e for e in loaded.examples if spec.split is None or e.split == spec.split]
     train = [e for e in loaded.examples if spec.train_split and e.split == spec.train_split]
     chosen = (("split", spec.split, examples), ("train_split", spec.train_split, train))
@@ -274,12 +315,21 @@ def prepare_snapshot(
     row_errors: list[RowError],
     progress: Progress | None = None,
     timings: dict[str, float] | None = None,
+    *,
+    per_question_snapshots: bool = False,
 ) -> PreparedDataset:
-    """Chunk (and index when dense is used) an opened snapshot for ``examples``."""
+    """Chunk (and index when dense is used) an opened snapshot for ``examples``.
+
+    ``per_question_snapshots``: one of many snapshots of a repository. No
+    LanceDB index is built (it would hold a full copy of every vector per
+    snapshot); the snapshot is chunked through the content-addressed chunk
+    cache and a dense retriever takes its vectors from the content-addressed
+    embedding cache, so each distinct chunk text is stored once.
+    """
     timings = dict(timings or {})
     t0 = time.perf_counter()
     label = spec.name if snapshot.source == spec.snapshot else f"{spec.name} {snapshot.source}"
-    with_vectors = needs_vectors(cfg.retrievers)
+    with_vectors = needs_vectors(cfg.retrievers) and not per_question_snapshots
     stats = ChunkStats()
     corpus, codebase_index = build_corpus(
         snapshot,
@@ -296,6 +346,9 @@ def prepare_snapshot(
 
     # a gold file the walker skipped (too large, binary, ...) cannot be retrieved
     # either: it is missing gold, with the walker's reason
+    remapped: dict[str, str] = {}
+    if spec.gold_paths == "suffix":
+        examples, remapped = remap_gold_by_suffix(examples, set(corpus.paths))
     missing = check_gold(examples, set(corpus.paths))
     return PreparedDataset(
         spec=spec,
@@ -310,4 +363,5 @@ def prepare_snapshot(
         train_examples=train,
         missing_reasons=missing_gold_reasons(missing, corpus.skipped),
         chunk_stats=stats.as_dict() if not with_vectors and chunk_cache_enabled() else {},
+        remapped_gold=remapped,
     )

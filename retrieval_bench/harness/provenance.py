@@ -79,6 +79,7 @@ def run_provenance(cfg: BenchmarkConfig, prepared: Sequence[PreparedDataset]) ->
             "row_errors": [str(e) for e in p.row_errors],
             "missing_gold": p.missing_gold,
             "missing_gold_reasons": p.missing_reasons,
+            "remapped_gold": p.remapped_gold,
             "n_chunks": len(p.corpus.chunks),
             "skipped_files": len(p.corpus.skipped),
             "timings": p.timings,

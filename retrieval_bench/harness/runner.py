@@ -16,17 +16,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.harness.answers import (
-    DatasetAnswers,
-    answer_dataset,
-    evaluate_answers,
-)
+from retrieval_bench.harness.answers import DatasetAnswers, evaluate_answers
+from retrieval_bench.harness.checkpoints import Checkpoints
+from retrieval_bench.harness.executors import Executor, SerialExecutor, make_executor
 from retrieval_bench.harness.groups import (
     GroupedDataset,
     colliding_ids,
+    group_tasks,
     is_grouped,
     namespace_prepared,
-    open_groups,
+    plan_groups,
     run_groups,
 )
 from retrieval_bench.harness.outputs import write_outputs
@@ -39,60 +38,18 @@ from retrieval_bench.harness.pipeline import (
 from retrieval_bench.harness.provenance import run_provenance
 from retrieval_bench.harness.recording import record_results
 from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
-from retrieval_bench.harness.stages import (
-    StageContext,
-    any_needs_llm,
-    default_rerank_input,
-    fitted_stage_names,
-    run_fusions,
-    run_rerankers,
-    run_retrievers,
-)
+from retrieval_bench.harness.resume import resumable_run
+from retrieval_bench.harness.snapshot_work import GroupResult, make_llm_provider, run_stages
 from retrieval_bench.harness.validate import validate_stages
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.loads import loads_since
-from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
-from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
-from retrieval_bench.specs import StageSpec
 from retrieval_bench.store.db import ResultsDB, failure_reason
 from retrieval_bench.store.runfile import save_run_file
-from retrieval_bench.types import Run, StageResult
 from retrieval_bench.workspace import Workspace
 
 __all__ = ["BenchmarkResult", "DatasetOutcome", "run_benchmark"]
 
 log = logging.getLogger(__name__)
-
-
-def _stage_inputs(stage: StageResult, stages: Sequence[StageResult]) -> list[Run] | None:
-    """The runs that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
-    if stage.parent in (None, "corpus"):
-        return None
-    if stage.parent == "retrievers":
-        return [s.run for s in stages if s.parent in (None, "corpus")]
-    return [s.run for s in stages if s.name == stage.parent]
-
-
-def _score_dataset(
-    ds: PreparedDataset, stages: list[StageResult], cfg: BenchmarkConfig
-) -> DatasetOutcome:
-    """Every stage's per-query metrics; ``lost`` is ``Lost@table_k`` (the one
-    definition in :mod:`retrieval_bench.metrics.retrieval.scoring`)."""
-    ks, budgets = cfg.metrics.ks, cfg.metrics.budgets
-    outcome = DatasetOutcome(ds, stages, {})
-    for stage in stages:
-        metrics = evaluate_stage(
-            stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets,
-            inputs=_stage_inputs(stage, stages),
-        )  # fmt: skip
-        rows = {q: dict(m) for q, m in metrics.per_query.items()}
-        lost = {q: by_k[cfg.table_k] for q, by_k in metrics.lost.items() if cfg.table_k in by_k}
-        for qid, row in rows.items():
-            row["lost"] = row[f"Lost@{cfg.table_k}"]
-            row["failed"] = 1.0 if qid in stage.failures else 0.0
-        outcome.per_query[stage.name] = rows
-        outcome.lost[stage.name] = lost
-    return outcome
 
 
 def _subset_members(outcomes: Sequence[DatasetOutcome], keys: Sequence[str]) -> dict[str, set[str]]:
@@ -168,26 +125,15 @@ def _threshold_sweeps(
     return sweeps
 
 
-def _llm_provider(cfg: BenchmarkConfig, ws: Workspace, prov: dict[str, Any]) -> LazyLLM | None:
-    """The run's lazy LLM when some configured stage declares ``needs_llm`` (the
-    answerer always does). The client is made once and shared by every dataset."""
-    stages: list[tuple[Registry[Any], list[StageSpec]]] = [
-        (RETRIEVERS, cfg.retrievers),
-        (FUSIONS, cfg.fusions),
-        (RERANKERS, cfg.rerankers),
-    ]
-    if not any_needs_llm(stages) and cfg.answerer is None:
-        return None
-
-    def make() -> Any:
-        from retrieval_bench.llm.factory import make_llm
-
-        client = make_llm(cfg.llm, ws)
-        prov.setdefault("models", {})["llm"] = client.model
-        prov["llm_base_url"] = client.settings.base_url
-        return client
-
-    return LazyLLM(make)
+def summarise(result: BenchmarkResult) -> BenchmarkResult:
+    """Fill ``result``'s tables (per subset), counts and reranker threshold sweeps from
+    its outcomes; returns it."""
+    cfg, outcomes = result.config, result.outcomes
+    for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
+        result.tables[subset] = _aggregate(outcomes, result.stage_order, members)
+        result.counts[subset] = len(members)
+    result.sweeps = _threshold_sweeps(outcomes, [r.label for r in cfg.rerankers])
+    return result
 
 
 def _check_answer_metrics(cfg: BenchmarkConfig) -> None:
@@ -204,12 +150,16 @@ def run_benchmark(
     ws: Workspace | None = None,
     progress: Progress | None = None,
     on_dataset: Callable[[PreparedDataset], None] | None = None,
+    resume: str | None = None,
 ) -> BenchmarkResult:
     """Run the configured benchmark end to end and store everything.
 
-    Datasets are prepared first (snapshot, chunks, index) so that the stored
-    run carries its complete provenance from the start; a run that fails
-    after that is kept, marked ``failed``.
+    Datasets are prepared first (snapshot, chunks, index; for per-question
+    snapshots: the groups planned) so that the stored run carries its
+    provenance from the start; a run that fails after that is kept, marked
+    ``failed``. Snapshot groups run on ``cfg.executor`` and are checkpointed as
+    they finish; ``resume`` (a run id, or ``last``) continues an interrupted or
+    failed run of the same config without redoing its finished groups.
     """
     ws = ws or Workspace.default()
     validate_stages(cfg)  # stage names and parameters, before any work
@@ -217,13 +167,14 @@ def run_benchmark(
     for spec in cfg.datasets:  # every dataset's questions, before any is chunked or indexed
         select_questions(spec)
     db = ResultsDB(ws.db_path)  # a damaged results database stops the run before any work
+    resumed = resumable_run(db, cfg, resume) if resume is not None else None
     started = time.perf_counter()
     namespace = len(cfg.datasets) > 1 and colliding_ids(cfg)
     prepared: list[PreparedDataset] = []
     grouped: dict[str, GroupedDataset] = {}
     for spec in cfg.datasets:
-        if is_grouped(spec):  # questions with their own snapshots: opened now, chunked later
-            grouped[spec.name] = open_groups(spec, cfg, ws, namespace)
+        if is_grouped(spec):  # questions with their own snapshots: planned now, run later
+            grouped[spec.name] = plan_groups(spec, cfg, ws, namespace)
             prepared.append(grouped[spec.name].shell)
             continue
         ds = prepare_dataset(spec, cfg, ws, progress)
@@ -232,58 +183,32 @@ def run_benchmark(
         if on_dataset:
             on_dataset(ds)
         prepared.append(ds)
+    # a Ray address that does not answer fails here, before a run is stored
+    executor: Executor = make_executor(cfg.executor) if grouped else SerialExecutor()
     prov = run_provenance(cfg, prepared)
-    run_id = db.start_run(
-        cfg.name,
-        config=cfg.model_dump(mode="json"),
-        provenance=prov,
-        dataset_fingerprint=prov["dataset_fingerprint"],
-    )
+    prov["executor"] = executor.describe()
+    if resumed is None:
+        run_id = db.start_run(
+            cfg.name,
+            config=cfg.model_dump(mode="json"),
+            provenance=prov,
+            dataset_fingerprint=prov["dataset_fingerprint"],
+        )
+    else:
+        run_id = resumed
+        db.reopen_run(run_id, config=cfg.model_dump(mode="json"), provenance=prov)
     run_dir = ws.results_dir / run_id
     save_run_file(db, run_id, run_dir)  # a run killed from here on is still in results/
+    checkpoints = Checkpoints(run_dir / "groups", GroupResult)
     stage_order = [s.label for s in cfg.stage_specs()]
     try:  # from here every way out marks the run: done, failed (with why) or interrupted
-        outcomes: list[DatasetOutcome] = []
-        llm_provider = _llm_provider(cfg, ws, prov)
-        need_train_runs = bool(fitted_stage_names(cfg.fusions, FUSIONS))
-        fusion_labels = [f.label for f in cfg.fusions]
-        answered: list[DatasetAnswers] = []
-
-        def run_stages(ds: PreparedDataset) -> DatasetOutcome:
-            ctx = StageContext(ds, llm_provider, progress)
-            retrieved, train_runs = run_retrievers(
-                ctx, cfg.retrievers, cfg.candidates, need_train_runs
-            )
-            fused = run_fusions(ctx, retrieved, cfg.fusions, cfg.candidates, train_runs)
-            earlier = retrieved + fused
-            reranked = run_rerankers(
-                ctx, earlier, cfg.rerankers, cfg.candidates,
-                default_rerank_input(earlier, fusion_labels),
+        llm_provider = make_llm_provider(cfg, ws, prov)
+        with executor:
+            outcomes, answered = _run_datasets(
+                cfg, ws, prepared, grouped, (executor, checkpoints, llm_provider), prov, progress,
+                on_dataset,
             )  # fmt: skip
-            if cfg.answerer is not None:  # reads the stages' runs, changes none of them
-                answered.append(
-                    answer_dataset(ctx, cfg.answerer, earlier + reranked, cfg.answer_input())
-                )
-            return _score_dataset(ds, earlier + reranked, cfg)
-
-        for ds in prepared:
-            if ds.spec.name not in grouped:
-                outcomes.append(run_stages(ds))
-                continue
-            outcome = run_groups(grouped[ds.spec.name], cfg, ws, run_stages, progress)
-            if on_dataset:
-                on_dataset(outcome.prepared)
-            outcomes.append(outcome)
-        if grouped:  # chunk counts, missing gold and timings are known only now
-            final = run_provenance(cfg, prepared)
-            models = {**final.pop("models", {}), **prov.get("models", {})}
-            prov.update(final, models=models)
-
-        result = BenchmarkResult(run_id, cfg, outcomes, stage_order)
-        for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
-            result.tables[subset] = _aggregate(outcomes, stage_order, members)
-            result.counts[subset] = len(members)
-        result.sweeps = _threshold_sweeps(outcomes, [r.label for r in cfg.rerankers])
+        result = summarise(BenchmarkResult(run_id, cfg, outcomes, stage_order))
         if cfg.answerer is not None:
             section = evaluate_answers(
                 cfg.answerer, cfg.answer_input(), answered, cfg.answer_metrics, llm_provider
@@ -301,5 +226,52 @@ def run_benchmark(
         db.finish_run(run_id, status, total, error=failure_reason(exc))
         save_run_file(db, run_id, run_dir, stage_order)
         raise
+    checkpoints.clear()  # the stored results are complete: nothing left to resume
     save_run_file(db, run_id, run_dir, stage_order)  # what --rebuild-db reads back
     return result
+
+
+def _run_datasets(
+    cfg: BenchmarkConfig,
+    ws: Workspace,
+    prepared: list[PreparedDataset],
+    grouped: dict[str, GroupedDataset],
+    how: tuple[Executor, Checkpoints[GroupResult], LazyLLM | None],
+    prov: dict[str, Any],
+    progress: Progress | None,
+    on_dataset: Callable[[PreparedDataset], None] | None,
+) -> tuple[list[DatasetOutcome], list[DatasetAnswers]]:
+    """Every dataset's stages, scored: single-snapshot datasets here, snapshot groups
+    on the executor; the provenance is completed with what only the run knows."""
+    executor, checkpoints, llm_provider = how
+    if grouped and llm_provider is not None and not isinstance(executor, SerialExecutor):
+        llm_provider.client()  # start the local LLM server once, before workers race to
+    outcomes: list[DatasetOutcome] = []
+    answered: list[DatasetAnswers] = []
+    worker_prov: dict[str, Any] = {}
+    for ds in prepared:
+        if ds.spec.name not in grouped:
+            outcome, answers = run_stages(ds, cfg, llm_provider, progress)
+            outcomes.append(outcome)
+            answered.extend([answers] if answers is not None else [])
+            continue
+        group = grouped[ds.spec.name]
+        tasks = group_tasks(group, cfg, ws)
+        outcome, group_answers, reported = run_groups(
+            group, tasks, executor, checkpoints, llm_provider, progress
+        )
+        for key, value in reported.items():
+            if isinstance(value, dict):
+                worker_prov.setdefault(key, {}).update(value)
+            else:
+                worker_prov[key] = value
+        if on_dataset:
+            on_dataset(outcome.prepared)
+        outcomes.append(outcome)
+        answered.extend(group_answers)
+    if grouped:  # chunk counts, missing gold and timings are known only now
+        final = run_provenance(cfg, prepared)
+        models = {**final.pop("models", {}), **worker_prov.pop("models", {}),
+                  **prov.get("models", {})}  # fmt: skip
+        prov.update(final, **worker_prov, models=models)
+    return outcomes, answered

@@ -7,7 +7,9 @@ docs/extending.md), never from its signature:
 * a stage declaring ``needs_llm`` gets the run's shared LLM client as
   ``llm`` (a lazy handle, so lexical-only runs never start a model server);
 * a retriever declaring ``uses_vector_index`` gets the LanceDB index of the
-  snapshot in ``index(corpus, codebase_index)``;
+  snapshot in ``index(corpus, codebase_index)`` (None for per-question
+  snapshots: vectors then come from the embedding cache); its ``index_stats``
+  are added to the dataset's ``chunk_stats`` (texts embedded vs cached);
 * a stage declaring ``trainable`` is trained on the dataset's ``train_split``
   before it scores the evaluation split (retrievers: ``fit(examples,
   corpus)``; fusions: ``fit(train_runs, examples, corpus)``); the train-split
@@ -204,6 +206,8 @@ def run_retrievers(
         try:
             retriever = ctx.create(RETRIEVERS, spec)
             retriever.index(ds.corpus, ds.codebase_index if retriever.uses_vector_index else None)
+            for key, n in retriever.index_stats.items():  # texts embedded vs cached
+                ds.chunk_stats[key] = ds.chunk_stats.get(key, 0) + n
             fitted = retriever.trainable
             if fitted:
                 _need_train(ds, spec.label)

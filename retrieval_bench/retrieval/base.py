@@ -32,13 +32,30 @@ class Retriever(Stage):
     * ``needs_llm`` — the constructor takes ``llm``, the run's shared client;
     * ``uses_vector_index`` — the harness builds the LanceDB index of the
       snapshot and passes it to :meth:`index`, so the retriever can reuse its
-      vectors (``dense``, ``hyde``);
+      vectors (``dense``, ``hyde``); not for per-question snapshots, where it
+      passes None and vectors come from the embedding cache;
     * ``trainable`` — :meth:`fit` is called with the dataset's ``train_split``
       before :meth:`search` (a config without one fails with a clear error).
     """
 
     uses_vector_index: ClassVar[bool] = False
     trainable: ClassVar[bool] = False
+    _index_stats: dict[str, int] | None = None
+
+    @property
+    def index_stats(self) -> dict[str, int]:
+        """Counts of the last :meth:`index` call (empty unless the retriever sets them).
+
+        The dense retrievers report ``texts_embedded`` (distinct chunk texts the
+        model embedded), ``texts_cached`` (distinct texts served by the embedding
+        cache) and ``vectors_reused`` (vectors taken from a LanceDB index); the
+        harness adds them to the dataset's (and snapshot group's) provenance.
+        """
+        return dict(self._index_stats or {})
+
+    @index_stats.setter
+    def index_stats(self, stats: Mapping[str, int]) -> None:
+        self._index_stats = dict(stats)
 
     @abstractmethod
     def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:

@@ -57,6 +57,7 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.retrieval.bm25_index import build_model, memo_for
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
 from retrieval_bench.types import Chunk, Run
 
@@ -148,20 +149,36 @@ class BM25Retriever(Retriever):
     # -- Retriever contract
 
     def index(self, corpus: Corpus, codebase_index: object = None) -> None:
-        """Tokenise every chunk and build the ``bm25s`` index (in memory)."""
-        self.index_tokens(
-            [c.id for c in corpus.chunks], (self.doc_tokens(c) for c in corpus.chunks)
-        )
+        """Tokenise every chunk and build the ``bm25s`` index (in memory); each distinct
+        text is tokenised once per process (:mod:`~retrieval_bench.retrieval.bm25_index`)."""
+        chunks = corpus.chunks
+        memo = memo_for(self.tokenizer)
+        if memo is None:
+            self.index_tokens([c.id for c in chunks], (self.doc_tokens(c) for c in chunks))
+            return
+        paths = [c.path for c in chunks] if self.include_path else None
+        vocab, flat, lengths = memo.documents([c.text for c in chunks], paths)
+        self._build([c.id for c in chunks], vocab, flat, lengths)
 
     def index_tokens(self, chunk_ids: list[str], docs: Iterable[list[str]]) -> None:
         """Build the index from pre-tokenised documents (one per id, same order)."""
         token_lists = docs if isinstance(docs, list) else list(docs)
         # Ids in order of first occurrence; dict.fromkeys/map keep the loops in C.
         vocab = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(token_lists)))}
-        doc_ids = [list(map(vocab.__getitem__, tokens)) for tokens in token_lists]
-        if len(doc_ids) != len(chunk_ids):
-            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(doc_ids)} documents")
-        self._chunk_ids = list(chunk_ids)
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        flat = np.fromiter(
+            map(vocab.__getitem__, chain.from_iterable(token_lists)),
+            dtype=np.int64,
+            count=int(lengths.sum()),
+        )
+        self._build(list(chunk_ids), vocab, flat, lengths)
+
+    def _build(
+        self, chunk_ids: list[str], vocab: dict[str, int], flat: np.ndarray, lengths: np.ndarray
+    ) -> None:
+        if len(lengths) != len(chunk_ids):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(lengths)} documents")
+        self._chunk_ids = chunk_ids
         self._vocab = vocab
         self._model = None
         if not vocab:  # empty corpus, or no chunk has a single token
@@ -174,8 +191,7 @@ class BM25Retriever(Retriever):
             idf_method=self.idf_method,
             dtype=self.dtype,
         )
-        model.index((doc_ids, vocab), create_empty_token=False, show_progress=False)
-        self._model = model
+        self._model = build_model(model, flat, lengths, vocab)
 
     def scores(self, text: str) -> np.ndarray:
         """Scores of every indexed chunk for one query (zeros if no token is known)."""

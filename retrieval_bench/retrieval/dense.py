@@ -100,14 +100,26 @@ class DenseRetriever(Retriever):
         return self._cached
 
     def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:
-        """Hold one unit-norm vector per corpus chunk, reusing stored vectors where possible."""
+        """Hold one unit-norm vector per corpus chunk, reusing stored vectors where possible.
+
+        Sets :attr:`index_stats`: distinct texts embedded by the model vs served by
+        the embedding cache, and vectors reused from a CodebaseIndex.
+        """
         chunks = corpus.chunks
         known = self._stored_vectors(codebase_index, {c.id for c in chunks})
         self.reused = len(known)
         todo = [c for c in chunks if c.id not in known]
+        embedded = cached = 0
         if todo:
+            self.cached_embedder.reset_counters()
             fresh = self.cached_embedder.embed([c.text for c in todo])
             known.update(zip((c.id for c in todo), fresh, strict=True))
+            embedded, cached = self.cached_embedder.misses, self.cached_embedder.hits
+        self.index_stats = {
+            "texts_embedded": embedded,
+            "texts_cached": cached,
+            "vectors_reused": self.reused,
+        }
         self._ids = [c.id for c in chunks]
         self._id_rank = np.argsort(np.argsort(np.array(self._ids, dtype=object), kind="stable"))
         if chunks:

@@ -302,6 +302,7 @@ class HydeRetriever(Retriever):
     def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:
         """Index the chunks densely; note the corpus's languages and file tree."""
         self.dense.index(corpus, codebase_index=codebase_index)
+        self.index_stats = self.dense.index_stats  # texts embedded vs cached, as dense
         self.languages = dominant_languages(corpus.chunks)
         self.tree = file_tree(corpus.paths, self.tree_chars) if self.rung == "tree" else ""
 

@@ -239,6 +239,33 @@ class ResultsDB(SQLiteFile):
             if cur.rowcount == 0:
                 raise UnknownRunError(f"no run {run_id!r} in {self.path}")
 
+    def reopen_run(
+        self,
+        run_id: str,
+        config: Mapping[str, Any],
+        provenance: Mapping[str, Any],
+        owner: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Mark an interrupted or failed run ``running`` again, owned by this process
+        (``rbench run --resume``); whatever it had recorded of its results is removed,
+        since the resumed run records them all."""
+        self._require(run_id)
+        owner_json = json.dumps(dict(owner if owner is not None else current_owner()))
+        with self.transaction() as c:
+            for table in ("stage_info", "stage_metrics", "query_metrics", "failures"):
+                c.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            c.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, error = NULL, "
+                "timings_json = '{}', config_json = ?, provenance_json = ?, owner_json = ? "
+                "WHERE id = ?",
+                (
+                    json.dumps(dict(config), sort_keys=True, default=str),
+                    json.dumps(dict(provenance), sort_keys=True, default=str),
+                    owner_json,
+                    run_id,
+                ),
+            )
+
     def update_provenance(self, run_id: str, provenance: Mapping[str, Any]) -> None:
         """Replace a run's provenance (e.g. once the models it used are known)."""
         self._require(run_id)

@@ -10,7 +10,8 @@ provenance, dataset fingerprint, timings, failure reason and owner
 process), ``stage_info`` (per stage: parent stage, seconds, LLM
 calls/tokens, failures), ``stage_metrics`` (aggregate metric per stage and
 subset such as ``all`` or ``leaks_path=false``), ``query_metrics`` (per
-query) and ``failures``.
+query) and ``failures``; ``sweeps`` and ``sweep_cells`` (a sweep's cells, each
+scored cell pointing at its run).
 """
 
 from __future__ import annotations
@@ -93,6 +94,34 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE runs",
         "ALTER TABLE runs_v2 RENAME TO runs",
         "CREATE INDEX runs_by_created ON runs (created_at)",
+    ),
+    # 3: sweeps (docs/sweeps.md#storage): a sweep and its cells; each scored cell is
+    # also a run in ``runs`` (``run_id``), so ``rbench compare`` works on any two.
+    (
+        """CREATE TABLE sweeps (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+            config_json TEXT NOT NULL DEFAULT '{}',
+            sweep_json TEXT NOT NULL DEFAULT '{}',
+            summary_json TEXT NOT NULL DEFAULT '{}',
+            error TEXT
+        )""",
+        """CREATE TABLE sweep_cells (
+            sweep_id TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+            cell INTEGER NOT NULL,
+            split TEXT NOT NULL,
+            label TEXT NOT NULL,
+            assignments_json TEXT NOT NULL DEFAULT '{}',
+            run_id TEXT REFERENCES runs(id) ON DELETE SET NULL,
+            status TEXT NOT NULL,
+            error TEXT,
+            row_json TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (sweep_id, cell, split)
+        ) WITHOUT ROWID""",
     ),
 )
 """Ordered schema migrations; migration i (1-based) is ``MIGRATIONS[i - 1]``.

@@ -1,7 +1,8 @@
 """The web UI's FastAPI app (docs/architecture.md#interfaces): ``create_app(ws)``
 composes one router per area (:mod:`.routes`): the benchmark pages
-(:mod:`.routes.runs`), run comparison (:mod:`.routes.compare`), the prompt lab
-(:mod:`.routes.lab`) and the JSON API its page posts to (:mod:`.routes.api`).
+(:mod:`.routes.runs`), run comparison (:mod:`.routes.compare`), sweeps
+(:mod:`.routes.sweeps`), the prompt lab (:mod:`.routes.lab`) and the JSON API its
+page posts to (:mod:`.routes.api`).
 
 Run it with ``rbench serve`` (uvicorn on 127.0.0.1). Everything is server-rendered;
 one CSS and one JS file come from the package (no CDN: the machine may be offline).
@@ -21,7 +22,7 @@ from fastapi.responses import Response
 
 from retrieval_bench.web import errors
 from retrieval_bench.web.jobs import JobRegistry
-from retrieval_bench.web.routes import api, compare, lab, runs
+from retrieval_bench.web.routes import api, compare, lab, runs, sweeps
 from retrieval_bench.workspace import Workspace
 
 LLMProvider = Callable[[], Any]
@@ -66,6 +67,7 @@ def create_app(ws: Workspace, llm: LLMProvider | None = None) -> FastAPI:
     app.include_router(_static())
     app.include_router(runs.router(ws))
     app.include_router(compare.router(ws))
+    app.include_router(sweeps.router(ws))
     app.include_router(lab.router(ws))
     app.include_router(api.router(ws, llm or _default_llm(ws), JobRegistry()))
     return app

@@ -98,7 +98,8 @@ def page(title: str, body: str, crumbs: Sequence[tuple[str, str]] = ()) -> str:
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{esc(title)} · rbench</title>"
         "<link rel='stylesheet' href='/static/app.css'></head><body>"
-        f"<header><nav>{nav} · {link('/prompts', 'Prompt lab')}</nav></header>"
+        f"<header><nav>{nav} · {link('/sweeps', 'Sweeps')} · "
+        f"{link('/prompts', 'Prompt lab')}</nav></header>"
         f"<main><h1>{esc(title)}</h1>{body}</main>"
         "<script src='/static/app.js'></script></body></html>"
     )

@@ -260,3 +260,62 @@ def test_a_damaged_results_database_shows_a_readable_error_page(
         assert "rbench runs --rebuild-db" in todo
         assert "Internal Server Error" not in driver.page_source
     shot(driver, "error-page-damaged-db")
+
+
+def test_sweep_page_plots_each_scored_cell_and_the_pareto_front(
+    driver: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A real sweep (6 scored cells, 2 failed) served on its own: /sweeps links it, and
+    its page draws one point per scored cell (a tooltip naming it) and the Pareto front
+    as a line, the same cells marked in the table."""
+    from retrieval_bench.store.db import ResultsDB
+    from retrieval_bench.store.sweeps import get_sweep
+    from retrieval_bench.web.app import create_app
+    from retrieval_bench.web.sweeps import pareto_cells, selection_cells
+    from retrieval_bench.workspace import Workspace
+    from tests.browser.conftest import serve
+    from tests.unit.web.test_sweeps_page import run_sweep
+
+    tmp = tmp_path_factory.mktemp("browser-sweep")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RBENCH_CACHE", str(tmp / "cache"))
+        home, sweep_id = run_sweep(tmp)
+    ws = Workspace(home)
+    with ResultsDB(ws.db_path) as db:
+        cells = selection_cells(get_sweep(db, sweep_id))
+    done = sorted(c.cell for c in cells if c.status == "done")
+    front = pareto_cells(cells)
+    with serve(create_app(ws)) as base:
+        js_errors(driver)
+        driver.get(base + "/sweeps")
+        shot(driver, "sweeps-list")
+        driver.find_element(By.LINK_TEXT, sweep_id).click()
+        chart = "svg[aria-label='quality versus cost']"
+        wait(driver).until(ec.presence_of_element_located((By.CSS_SELECTOR, chart)))
+        svg = driver.find_element(By.CSS_SELECTOR, chart)
+        assert svg.size["width"] > 0 and svg.size["height"] > 0
+        points = svg.find_elements(By.CSS_SELECTOR, "circle.point")
+        assert len(points) == len(done) == 6  # failed cells have no point
+        assert sorted(int(p.get_attribute("data-cell")) for p in points) == done
+        assert all(p.size["width"] > 0 for p in points)
+        tips = driver.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('circle.point'))"
+            ".map(c => [c.dataset.cell, c.querySelector('title').textContent]);", svg)  # fmt: skip
+        assert all(tip.startswith(f"cell {cell}") for cell, tip in tips)
+        line = svg.find_element(By.CSS_SELECTOR, "polyline.front")
+        assert len(line.get_attribute("points").split()) == len(front) >= 1
+        if len(front) > 1:
+            assert driver.execute_script("return arguments[0].getTotalLength()", line) > 0
+        on_front = [int(p.get_attribute("data-cell"))
+                    for p in svg.find_elements(By.CSS_SELECTOR, "circle.point.front")]  # fmt: skip
+        rows = driver.find_elements(By.CSS_SELECTOR, "#cells tbody tr.pareto")
+        marked = [int(tr.get_attribute("data-cell")) for tr in rows]
+        assert sorted(on_front) == sorted(marked) == sorted(front)
+        assert "chosen on dev, scored on test" in driver.page_source.lower()
+        driver.execute_script("arguments[0].scrollIntoView()", svg)
+        shot(driver, "sweep-page-chart")
+        # a cell's row opens its run page
+        driver.find_element(By.CSS_SELECTOR, "#cells tbody tr a").click()
+        wait(driver).until(ec.url_contains("/runs/"))
+        assert driver.find_elements(By.CSS_SELECTOR, "svg[aria-label=funnel]")
+        assert js_errors(driver) == []

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -122,3 +123,84 @@ def test_repo_locations_env_overrides_config(monkeypatch: pytest.MonkeyPatch) ->
     assert found == {"a/b": "/x/b.bundle", "c/d": "/y/d", "e/f": "/cfg/f"}
     assert repo_source("e/f", found) == "/cfg/f"
     assert repo_source("pallets/flask", found) == "https://github.com/pallets/flask.git"
+
+
+def _files(root: Path) -> dict[str, tuple[bytes | str, bool]]:
+    """Every entry under ``root``: a file's bytes and executable bit, a link's target."""
+    out: dict[str, tuple[bytes | str, bool]] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            out[rel] = (os.readlink(path), False)
+        elif path.is_file():
+            out[rel] = (path.read_bytes(), bool(path.stat().st_mode & 0o111))
+    return out
+
+
+@pytest.fixture
+def converting(tmp_path: Path) -> tuple[Path, str, str]:
+    """A bundle whose files git archive converts (eol=crlf, export-subst, export-ignore),
+    with an executable, in two commits that differ in one file."""
+    repo = tmp_path / "conv"
+    (repo / "pkg").mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitattributes").write_text(
+        "*.bat text eol=crlf\nversion.txt export-subst\nsecret.txt export-ignore\n"
+    )
+    (repo / "run.bat").write_text("echo one\necho two\n")
+    (repo / "version.txt").write_text("commit $Format:%H$\n")
+    (repo / "secret.txt").write_text("not in an archive\n")
+    (repo / "pkg" / "a.py").write_text("v = 1\n")
+    (repo / "pkg" / "same.py").write_text("s = 0\n")
+    (repo / "tool.sh").write_text("#!/bin/sh\necho hi\n")
+    (repo / "tool.sh").chmod(0o755)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "one")
+    first = _git(repo, "rev-parse", "HEAD")
+    (repo / "pkg" / "a.py").write_text("v = 2\n")
+    _git(repo, "commit", "-q", "-am", "two")
+    second = _git(repo, "rev-parse", "HEAD")
+    out = tmp_path / "conv.bundle"
+    _git(repo, "bundle", "create", str(out), "--all")
+    return out, first, second
+
+
+def test_repo_tree_links_equal_git_archive(
+    tmp_path: Path, converting: tuple[Path, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, first, second = converting
+    linked = tmp_path / "linked"
+    a = open_repo("org/conv", first, linked, source=str(path))
+    b = open_repo("org/conv", second, linked, source=str(path))
+    monkeypatch.setenv("RBENCH_TREE_LINKS", "0")
+    plain = tmp_path / "plain"
+    for sha, tree in ((first, a.root), (second, b.root)):
+        archived = open_repo("org/conv", sha, plain, source=str(path)).root
+        assert _files(tree) == _files(archived)  # bytes, executable bits, file set
+    assert not (plain / "repo-blobs").exists()
+    assert (a.root / "run.bat").read_bytes() == b"echo one\r\necho two\r\n"  # eol=crlf
+    assert (a.root / "version.txt").read_text() == f"commit {first}\n"  # export-subst
+    assert not (a.root / "secret.txt").exists()  # export-ignore
+    assert (a.root / "tool.sh").stat().st_mode & 0o111
+    # an unchanged file is one read-only inode in the blob store, shared by both trees
+    same_a, same_b = (a.root / "pkg" / "same.py").stat(), (b.root / "pkg" / "same.py").stat()
+    assert same_a.st_ino == same_b.st_ino and not same_a.st_mode & 0o222
+    assert (a.root / "pkg" / "a.py").read_text() == "v = 1\n"
+    assert (b.root / "pkg" / "a.py").read_text() == "v = 2\n"
+    assert len(list((linked / "repo-blobs").rglob("*"))) > 0
+
+
+def test_a_tree_with_a_symlink_is_archived_whole(tmp_path: Path) -> None:
+    repo = tmp_path / "sym"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "a.py").write_text("v = 1\n")
+    os.symlink("a.py", repo / "link.py")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "one")
+    sha = _git(repo, "rev-parse", "HEAD")
+    bundle = tmp_path / "sym.bundle"
+    _git(repo, "bundle", "create", str(bundle), "--all")
+    snap = open_repo("org/sym", sha, tmp_path / "cache", source=str(bundle))
+    assert (snap.root / "link.py").is_symlink() and (snap.root / "a.py").read_text() == "v = 1\n"
+    assert not (tmp_path / "cache" / "repo-blobs").exists()

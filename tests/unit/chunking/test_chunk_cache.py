@@ -126,3 +126,23 @@ def test_build_corpus_uses_the_cache_unless_switched_off(
     assert off.chunks == on.chunks == again.chunks == fresh
     assert (ws.cache_dir / "chunks" / "chunks.sqlite").is_file()
     assert (stats.files_chunked, stats.files_reused) == (6, 6)
+
+
+def test_unchanged_files_come_from_the_process_memo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file met again at the same path (the next snapshot of a run) costs no query; a
+    cache in another file keeps its own memo."""
+    root = _repo(tmp_path / "repo")
+    cache = ChunkCache(tmp_path / "c" / "chunks.sqlite")
+    cold, _ = _cached(root, cache)
+
+    def no_query(op: object) -> object:
+        raise AssertionError("the database was queried")
+
+    monkeypatch.setattr(cache, "_guarded", no_query)
+    warm, stats = _cached(root, cache)
+    assert warm == cold == list(chunk_tree(root, make_chunker("ast")))
+    assert (stats.files_chunked, stats.files_reused) == (0, 6)
+    _, other = _cached(root, ChunkCache(tmp_path / "d" / "chunks.sqlite"))
+    assert (other.files_chunked, other.files_reused) == (6, 0)

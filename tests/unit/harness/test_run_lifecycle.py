@@ -15,7 +15,7 @@ import pytest
 
 from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_OK, main
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness import runner
+from retrieval_bench.harness import runner, snapshot_work
 from retrieval_bench.harness.runner import run_benchmark
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.store.runfile import RUN_FILE
@@ -62,7 +62,7 @@ def test_a_failure_after_the_run_started_marks_it_failed_with_the_reason(
     def unknown(*_args: Any) -> None:
         raise ConfigError("retriever 'nope' is not registered")
 
-    monkeypatch.setattr(runner, "_llm_provider", unknown)
+    monkeypatch.setattr(runner, "make_llm_provider", unknown)
     with pytest.raises(ConfigError):
         run_benchmark(config(bench), _ws(bench))
     run = _only_run(bench)
@@ -77,7 +77,7 @@ def test_an_exception_in_a_stage_is_the_reason(
     def boom(*_args: Any, **_kw: Any) -> None:
         raise RuntimeError("index exploded")
 
-    monkeypatch.setattr(runner, "run_fusions", boom)
+    monkeypatch.setattr(snapshot_work, "run_fusions", boom)
     with pytest.raises(RuntimeError):
         run_benchmark(config(bench), _ws(bench))
     run = _only_run(bench)
@@ -95,7 +95,7 @@ def test_ctrl_c_marks_the_run_interrupted(bench: Path, monkeypatch: pytest.Monke
     def stop(*_args: Any, **_kw: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner, "run_fusions", stop)
+    monkeypatch.setattr(snapshot_work, "run_fusions", stop)
     with pytest.raises(KeyboardInterrupt):
         run_benchmark(config(bench), _ws(bench))
     run = _only_run(bench)

@@ -1,0 +1,237 @@
+"""The unit of work of a run: one snapshot's questions through every stage, scored
+(docs/architecture.md#executors).
+
+:func:`run_stages` runs the configured retrievers, fusions, rerankers (and the
+answerer) over one prepared dataset and scores every stage;
+:func:`run_group` does the same for one snapshot group of a dataset whose
+questions have their own snapshots — open the snapshot, chunk it, run, score,
+and keep only what the merged results need. :func:`run_group` is a plain
+function of a picklable :class:`GroupTask`, so an executor can run it in this
+process, in a process pool or as a Ray task, with identical results.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.config import BenchmarkConfig, DatasetSpec
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import RBenchError
+from retrieval_bench.harness.answers import DatasetAnswers, answer_dataset
+from retrieval_bench.harness.pipeline import (
+    PreparedDataset,
+    Progress,
+    open_dataset_snapshot,
+    prepare_snapshot,
+)
+from retrieval_bench.harness.results import DatasetOutcome
+from retrieval_bench.harness.snapshot_refs import SnapshotRef
+from retrieval_bench.harness.stages import (
+    StageContext,
+    any_needs_llm,
+    default_rerank_input,
+    fitted_stage_names,
+    run_fusions,
+    run_rerankers,
+    run_retrievers,
+)
+from retrieval_bench.llm.lazy import LazyLLM
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
+from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.snapshot import Snapshot, open_snapshot
+from retrieval_bench.snapshot_sources import open_repo, open_tarball, repo_locations, repo_source
+from retrieval_bench.specs import StageSpec
+from retrieval_bench.types import Example, Run, StageResult
+from retrieval_bench.workspace import Workspace
+
+
+def stage_inputs(stage: StageResult, stages: Sequence[StageResult]) -> list[Run] | None:
+    """The runs that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
+    if stage.parent in (None, "corpus"):
+        return None
+    if stage.parent == "retrievers":
+        return [s.run for s in stages if s.parent in (None, "corpus")]
+    return [s.run for s in stages if s.name == stage.parent]
+
+
+def score_dataset(
+    ds: PreparedDataset, stages: list[StageResult], cfg: BenchmarkConfig
+) -> DatasetOutcome:
+    """Every stage's per-query metrics; ``lost`` is ``Lost@table_k`` (the one
+    definition in :mod:`retrieval_bench.metrics.retrieval.scoring`)."""
+    ks, budgets = cfg.metrics.ks, cfg.metrics.budgets
+    outcome = DatasetOutcome(ds, stages, {})
+    for stage in stages:
+        metrics = evaluate_stage(
+            stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets,
+            inputs=stage_inputs(stage, stages),
+        )  # fmt: skip
+        rows = {q: dict(m) for q, m in metrics.per_query.items()}
+        lost = {q: by_k[cfg.table_k] for q, by_k in metrics.lost.items() if cfg.table_k in by_k}
+        for qid, row in rows.items():
+            row["lost"] = row[f"Lost@{cfg.table_k}"]
+            row["failed"] = 1.0 if qid in stage.failures else 0.0
+        outcome.per_query[stage.name] = rows
+        outcome.lost[stage.name] = lost
+    return outcome
+
+
+def make_llm_provider(cfg: BenchmarkConfig, ws: Workspace, prov: dict[str, Any]) -> LazyLLM | None:
+    """The run's lazy LLM when some configured stage declares ``needs_llm`` (the
+    answerer always does); the client is made on first use, and its model and
+    server are then written into ``prov``."""
+    stages: list[tuple[Registry[Any], list[StageSpec]]] = [
+        (RETRIEVERS, cfg.retrievers),
+        (FUSIONS, cfg.fusions),
+        (RERANKERS, cfg.rerankers),
+    ]
+    if not any_needs_llm(stages) and cfg.answerer is None:
+        return None
+
+    def make() -> Any:
+        from retrieval_bench.llm.factory import make_llm
+
+        client = make_llm(cfg.llm, ws)
+        prov.setdefault("models", {})["llm"] = client.model
+        prov["llm_base_url"] = client.settings.base_url
+        return client
+
+    return LazyLLM(make)
+
+
+def run_stages(
+    ds: PreparedDataset,
+    cfg: BenchmarkConfig,
+    llm_provider: LazyLLM | None,
+    progress: Progress | None = None,
+) -> tuple[DatasetOutcome, DatasetAnswers | None]:
+    """Retrievers, fusions, rerankers and the answerer over ``ds``, every stage scored."""
+    ctx = StageContext(ds, llm_provider, progress)
+    need_train_runs = bool(fitted_stage_names(cfg.fusions, FUSIONS))
+    retrieved, train_runs = run_retrievers(ctx, cfg.retrievers, cfg.candidates, need_train_runs)
+    fused = run_fusions(ctx, retrieved, cfg.fusions, cfg.candidates, train_runs)
+    earlier = retrieved + fused
+    fusion_labels = [f.label for f in cfg.fusions]
+    reranked = run_rerankers(
+        ctx, earlier, cfg.rerankers, cfg.candidates, default_rerank_input(earlier, fusion_labels)
+    )
+    answered = None
+    if cfg.answerer is not None:  # reads the stages' runs, changes none of them
+        answered = answer_dataset(ctx, cfg.answerer, earlier + reranked, cfg.answer_input())
+    return score_dataset(ds, earlier + reranked, cfg), answered
+
+
+@dataclass(frozen=True)
+class GroupTask:
+    """One snapshot group of a dataset: everything a worker needs, picklable."""
+
+    index: int
+    key: str
+    """Content key of the task (dataset, snapshot, questions, config): its checkpoint name."""
+    spec: DatasetSpec
+    cfg: BenchmarkConfig
+    ws: Workspace
+    ref: SnapshotRef | None
+    """The snapshot (None: the dataset's own ``snapshot:``)."""
+    label: str
+    examples: tuple[Example, ...]
+    train: tuple[Example, ...] = ()
+
+
+@dataclass
+class GroupResult:
+    """What a worker sends back for one :class:`GroupTask`."""
+
+    index: int
+    key: str
+    label: str
+    query_ids: list[str]
+    outcome: DatasetOutcome | None = None
+    answers: DatasetAnswers | None = None
+    entry: dict[str, Any] = field(default_factory=dict)
+    """The provenance entry of the snapshot group (source, chunks, timings, reuse counts)."""
+    failure: str | None = None
+    """Why the snapshot could not be opened or chunked (the group did not run)."""
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """Models and LLM server the worker used."""
+    seconds: float = 0.0
+    worker: str = ""
+
+
+def open_ref(
+    ref: SnapshotRef | None,
+    spec: DatasetSpec,
+    ws: Workspace,
+    repos: Mapping[str, str] | None = None,
+) -> Snapshot:
+    """The snapshot ``ref`` names, opened (extracted into the cache on first use)."""
+    if ref is None:
+        return open_dataset_snapshot(spec, ws)
+    if ref.kind == "tarball":
+        return open_tarball(Path(ref.target), ws.snapshots_dir, expected_sha256=ref.sha256)
+    if ref.kind == "repo":
+        source = ref.source or repo_source(ref.target, repo_locations(repos))
+        return open_repo(ref.target, ref.commit, ws.snapshots_dir, source=source, parent=ref.parent)
+    return open_snapshot(ref.target, ws.snapshots_dir)
+
+
+def run_group(
+    task: GroupTask,
+    llm_provider: LazyLLM | None = None,
+    progress: Progress | None = None,
+) -> GroupResult:
+    """Open, chunk, run and score one snapshot group (in whatever process runs it).
+
+    A snapshot that cannot be opened or chunked is a failed group, with its
+    one-line reason, not an exception: the run's other groups go on. A worker
+    process builds its own lazy LLM (``llm_provider`` is for the serial path).
+    """
+    t0 = time.perf_counter()
+    result = GroupResult(task.index, task.key, task.label, [e.id for e in task.examples])
+    result.worker = f"{socket.gethostname()}:{os.getpid()}"
+    opened = time.perf_counter()
+    try:
+        snapshot = open_ref(task.ref, task.spec, task.ws, task.cfg.repos)
+        opened = time.perf_counter()
+        ds = prepare_snapshot(
+            task.spec, task.cfg, task.ws, snapshot, list(task.examples), list(task.train),
+            [], progress, {"snapshot": opened - t0}, per_question_snapshots=True,
+        )  # fmt: skip
+    except RBenchError as exc:
+        result.failure = str(exc)
+        result.seconds = time.perf_counter() - t0
+        return result
+    if llm_provider is None:
+        llm_provider = make_llm_provider(task.cfg, task.ws, result.provenance)
+    outcome, answers = run_stages(ds, task.cfg, llm_provider, progress)
+    result.entry = {
+        "snapshot": snapshot.source,
+        "kind": snapshot.kind,
+        "fingerprint": snapshot.fingerprint,
+        "query_ids": result.query_ids,
+        "n_chunks": len(ds.corpus.chunks),
+        "timings": dict(ds.timings),
+        **ds.chunk_stats,  # files chunked / reused, texts embedded / cached
+    }
+    if ds.codebase_index is not None:
+        result.provenance.setdefault("models", {})["embedding"] = ds.codebase_index.embedder.name
+    slim(outcome)
+    result.outcome, result.answers = outcome, answers
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def slim(outcome: DatasetOutcome) -> None:
+    """Keep only the chunks the group's runs name (what the drill-down and the
+    threshold sweeps map to files); the texts and the index are let go."""
+    ds = outcome.prepared
+    wanted = {c for s in outcome.stages for d in s.run.scores.values() for c in d}
+    chunks = [replace(c, text="") for c in ds.corpus.chunks if c.id in wanted]
+    ds.corpus = Corpus(ds.corpus.root, chunks, ds.corpus.tokenizer, ds.corpus.skipped)
+    ds.codebase_index = None

@@ -1,0 +1,138 @@
+"""The ranked table of a sweep (docs/sweeps.md#the-ranked-table).
+
+A cell is judged on the objective (``Acc@5`` by default) of its **last stage**
+(the last reranker, else the last fusion, else the last retriever: what the
+pipeline hands on), per question of the split. Each cell gets the mean with a
+95% percentile-bootstrap CI (2,000 resamples, seed 0); the best cell (highest
+mean, then the lower cell number) is compared with every other on the
+questions both answered, by the paired sign-flip randomisation test (exact up
+to 2^13 questions, else 10,000 resamples), and the p-values are
+Holm-adjusted over the family of those comparisons. A cell whose last stage
+failed on every question, or that ran on no snapshot, is ``failed`` with the
+first reason, listed after the ranked cells and left out of the tests.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval_bench.config import BenchmarkConfig
+from retrieval_bench.harness.results import DatasetOutcome
+from retrieval_bench.metrics.stats.bootstrap_ci import bootstrap_ci
+from retrieval_bench.metrics.stats.holm import holm
+from retrieval_bench.metrics.stats.randomisation import randomisation_test
+from retrieval_bench.sweep.grid import Cell
+from retrieval_bench.sweep.spec import SweepSpec
+
+CI_RESAMPLES = 2000
+
+
+@dataclass
+class PhaseCell:
+    """One cell's merged outcomes over one split."""
+
+    index: int
+    config: BenchmarkConfig
+    outcomes: list[DatasetOutcome] = field(default_factory=list)
+    cost: dict[str, float] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    groups: int = 0
+
+
+@dataclass
+class CellScore:
+    cell: Cell
+    phase: str
+    phase_cell: PhaseCell | None
+    objective: str
+    stage: str
+    values: dict[str, float] = field(default_factory=dict)
+    status: str = "done"
+    error: str | None = None
+    mean: float = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    rank: int | None = None
+    delta: float | None = None
+    """Mean difference to the best cell on the questions both answered (≤ 0)."""
+    p_value: float | None = None
+    p_holm: float | None = None
+
+    @property
+    def cost(self) -> dict[str, float]:
+        cost = dict(self.phase_cell.cost) if self.phase_cell is not None else {}
+        cost["seconds"] = cost.get("seconds", 0.0) + cost.pop("chunk_seconds", 0.0)
+        return cost
+
+    def row(self) -> dict[str, Any]:
+        """The stored ranked-table row (JSON-safe: NaN as None)."""
+
+        def num(v: float | None) -> float | None:
+            return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+        return {
+            "rank": self.rank, "status": self.status, "objective": self.objective,
+            "stage": self.stage, "n": len(self.values), "mean": num(self.mean),
+            "ci_low": num(self.ci_low), "ci_high": num(self.ci_high),
+            "delta": num(self.delta), "p_value": num(self.p_value), "p_holm": num(self.p_holm),
+            **{k: round(v, 4) for k, v in self.cost.items()},
+        }  # fmt: skip
+
+
+def score_cell(phase_cell: PhaseCell, spec: SweepSpec, phase: str, cell: Cell) -> CellScore:
+    """The objective of ``cell``'s last stage per question, its mean and 95% CI."""
+    stage = phase_cell.config.stage_specs()[-1].label
+    score = CellScore(cell, phase, phase_cell, spec.objective, stage)
+    failed = 0
+    reasons: list[str] = list(phase_cell.errors)
+    for outcome in phase_cell.outcomes:
+        for qid, row in outcome.per_query.get(stage, {}).items():
+            if spec.objective in row:
+                score.values[qid] = float(row[spec.objective])
+            failed += int(row.get("failed", 0.0) == 1.0)
+        for s in outcome.stages:
+            reasons.extend(f"{s.name}: {why}" for why in list(s.failures.values())[:1])
+    if not score.values or failed == len(score.values):
+        score.status = "failed"
+        score.error = reasons[0] if reasons else "no question was scored"
+        return score
+    values = list(score.values.values())
+    score.mean = statistics.fmean(values)
+    if len(values) >= 2:
+        ci = bootstrap_ci(values, n_resamples=CI_RESAMPLES, seed=0)
+        score.ci_low, score.ci_high = ci.low, ci.high
+    else:
+        score.ci_low = score.ci_high = score.mean
+    return score
+
+
+def rank_cells(scores: Sequence[CellScore], keep_order: bool = False) -> list[CellScore]:
+    """Best first (or as given with ``keep_order``: the first is the reference), every
+    other scored cell tested against the first, Holm-adjusted; failed cells last."""
+    done = [s for s in scores if s.status == "done"]
+    if not keep_order:
+        done.sort(key=lambda s: (-s.mean, s.cell.index))
+    failed = [s for s in scores if s.status != "done"]
+    if not done:
+        return failed
+    best = done[0]
+    tested: list[CellScore] = []
+    for i, s in enumerate(done, 1):
+        s.rank = i
+        if s is best:
+            continue
+        common = sorted(set(best.values) & set(s.values))
+        if len(common) < 2:
+            continue
+        a = [best.values[q] for q in common]
+        b = [s.values[q] for q in common]
+        s.delta = statistics.fmean(b) - statistics.fmean(a)
+        s.p_value = randomisation_test(a, b).p_value
+        tested.append(s)
+    for s, adjusted in zip(tested, holm([s.p_value or 1.0 for s in tested]), strict=True):
+        s.p_holm = adjusted
+    return done + failed
