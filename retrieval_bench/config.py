@@ -82,8 +82,9 @@ class DatasetSpec(BaseModel):
     whose path ends with ``/<gold path>`` (labels made against a release whose layout
     moved, e.g. ``requests/x.py`` → ``src/requests/x.py``; docs/datasets.md#missing-gold)."""
     hash_split: float | None = Field(default=None, gt=0, lt=1)
-    """Questions without a ``split`` get one from a hash of their id: this fraction
-    ``test``, the rest ``dev`` (stable across runs and machines; docs/datasets.md#splits)."""
+    """Every question gets its split from a hash of its id: this fraction ``test``, the
+    rest ``dev``, replacing any split the rows carry (stable across runs and machines;
+    docs/datasets.md#splits)."""
 
 
 class MetricsSpec(BaseModel):

@@ -239,6 +239,7 @@ RETRIEVERS: Registry[Retriever] = Registry(
     (
         "retrieval_bench.retrieval.dense",
         "retrieval_bench.retrieval.bm25",
+        "retrieval_bench.retrieval.file_bm25",
         "retrieval_bench.retrieval.exact",
         "retrieval_bench.retrieval.fuzzy",
         "retrieval_bench.retrieval.hyde",

@@ -227,11 +227,9 @@ def remap_gold_by_suffix(
 
 
 def with_hash_split(example: Example, test_fraction: float) -> Example:
-    """``example`` with a split when it has none: ``test`` when the first 8 bytes of
-    sha256(id), read as a fraction of 2**64, fall below ``test_fraction``, else ``dev``
-    (docs/datasets.md#splits)."""
-    if example.split:
-        return example
+    """``example`` with the split a hash of its id gives: ``test`` when the first 8
+    bytes of sha256(id), read as a fraction of 2**64, fall below ``test_fraction``,
+    else ``dev`` (any split the row carries is replaced; docs/datasets.md#splits)."""
     digest = hashlib.sha256(example.id.encode("utf-8")).digest()
     share = int.from_bytes(digest[:8], "big") / 2**64
     return replace(example, split="test" if share < test_fraction else "dev")

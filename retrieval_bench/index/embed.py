@@ -22,7 +22,9 @@ product is the cosine similarity). Everything else is built on it:
   the model, and hit/miss counters say how much work was saved.
 
 An OpenAI-compatible endpoint embedder (not implemented) can be added as
-one more class with the same ``embed`` method.
+one more class with the same ``embed`` method. A model that embeds queries
+differently from documents (a prefix) adds ``embed_queries``; named models and
+long-query windows live in :mod:`retrieval_bench.index.embedders`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -294,10 +296,23 @@ class CachedEmbedder:
         self.hits = self.misses = 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, self.name, self.embedder.embed)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors: the model's ``embed_queries`` (a query prefix, e.g. e5's
+        ``"query: "``) cached under ``"<name>#query"``, or ``embed`` if it has none."""
+        queries = getattr(self.embedder, "embed_queries", None)
+        if queries is None:
+            return self.embed(texts)
+        return self._embed(texts, f"{self.name}#query", queries)
+
+    def _embed(
+        self, texts: Sequence[str], key: str, model: Callable[[list[str]], np.ndarray]
+    ) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         hashes = [text_hash(t) for t in texts]
-        found = self.cache.get_many(self.name, hashes)
+        found = self.cache.get_many(key, hashes)
         missing: dict[str, str] = {}
         for h, t in zip(hashes, texts, strict=True):
             if h not in found and h not in missing:
@@ -306,8 +321,8 @@ class CachedEmbedder:
         self.misses += len(missing)
         if missing:
             miss_hashes = list(missing)
-            vectors = np.asarray(self.embedder.embed(list(missing.values())), dtype=np.float32)
-            self.cache.put_many(self.name, miss_hashes, vectors)
+            vectors = np.asarray(model(list(missing.values())), dtype=np.float32)
+            self.cache.put_many(key, miss_hashes, vectors)
             found.update(zip(miss_hashes, vectors, strict=True))
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
 

@@ -41,6 +41,14 @@ of this on real code.
 
 Candidates are the documents containing at least one query token; ties are
 broken by ascending chunk id, as everywhere in the toolkit.
+
+``query: issue`` (docs/stages.md#reading-an-issue) rebuilds the query from what
+:mod:`~retrieval_bench.retrieval.issue_query` reads in it: a weighted bag (title,
+body cut to ``body_tokens``, extracted symbols × ``symbol_weight``) scored as
+``Σ_t w_t · score_t(d)``, the linear BM25 sum with real-valued query-term
+weights; and, with ``path_boost`` λ > 0, the best document of each snapshot file
+the issue names (weight w_p) gains ``λ · w_p · max_d score(d)``, so a file named
+in a traceback ranks near the top whatever its wording.
 """
 
 from __future__ import annotations
@@ -59,12 +67,14 @@ from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.bm25_index import build_model, memo_for
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
+from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, issue_bag
 from retrieval_bench.types import Chunk, Run
 
 # bm25s sets its own logger to DEBUG at import; keep its build chatter out of our output.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+QUERIES = ("raw", "issue")
 
 
 @RETRIEVERS.register("bm25")
@@ -82,6 +92,11 @@ class BM25Retriever(Retriever):
         tokenizer: a ready :class:`CodeTokenizer` (or any ``str -> list[str]``).
         dtype: score precision of the index ("float32" default, "float64").
         name: the run name (to tell several configured bm25 runs apart).
+        query: "raw" (the question's tokens) or "issue" (the rebuilt issue query;
+            module doc); the weights below apply to "issue" only.
+        title_weight, body_weight, body_tokens, symbol_weight, symbol_parts: the bag of
+            :func:`~retrieval_bench.retrieval.issue_query.issue_bag`.
+        path_boost: λ of the named-file bonus (0 = off).
     """
 
     def __init__(
@@ -99,12 +114,24 @@ class BM25Retriever(Retriever):
         tokenizer: CodeTokenizer | None = None,
         dtype: str = "float32",
         name: str = "bm25",
+        query: str = "raw",
+        title_weight: float = 1.0,
+        body_weight: float = 1.0,
+        body_tokens: int | None = None,
+        symbol_weight: float = 2.0,
+        symbol_parts: bool = False,
+        path_boost: float = 0.0,
     ) -> None:
         for label, value in (("method", method), ("idf_method", idf_method)):
             if value is not None and value not in METHODS:
                 raise ConfigError(f"bm25: {label} {value!r} is not one of {', '.join(METHODS)}")
         if dtype not in ("float32", "float64"):
             raise ConfigError(f"bm25: dtype {dtype!r} must be 'float32' or 'float64'")
+        if query not in QUERIES:
+            raise ConfigError(f"bm25: query {query!r} is not one of {', '.join(QUERIES)}")
+        weights = (title_weight, body_weight, symbol_weight, path_boost, body_tokens or 0)
+        if min(weights) < 0:
+            raise ConfigError("bm25: query weights, body_tokens and path_boost must be >= 0")
         super().__init__()
         self.name = name
         self.k1 = k1
@@ -115,9 +142,20 @@ class BM25Retriever(Retriever):
         self.include_path = include_path
         self.dtype = dtype
         self.tokenizer = tokenizer or CodeTokenizer(stopwords, min_len=min_len, digits=digits)
+        self.query = query
+        self.issue_options: dict[str, Any] = {
+            "title_weight": title_weight,
+            "body_weight": body_weight,
+            "body_tokens": body_tokens,
+            "symbol_weight": symbol_weight,
+            "symbol_parts": symbol_parts,
+        }
+        self.path_boost = path_boost
         self._chunk_ids: list[str] = []
         self._vocab: dict[str, int] = {}
         self._model: bm25s.BM25 | None = None
+        self._docs_of_path: dict[str, list[int]] = {}
+        self._reader: IssueReader | None = None
 
     def config(self) -> dict[str, Any]:
         """Parameters that determine the scores (for result provenance)."""
@@ -131,6 +169,12 @@ class BM25Retriever(Retriever):
             "dtype": self.dtype,
             "tokenizer": getattr(self.tokenizer, "name", type(self.tokenizer).__name__),
             "bm25s": bm25s.__version__,
+            "query": self.query,
+            **(
+                {**self.issue_options, "path_boost": self.path_boost}
+                if self.query == "issue"
+                else {}
+            ),
         }
 
     # -- tokenisation (public so reference tests feed rank_bm25 the same tokens)
@@ -152,13 +196,26 @@ class BM25Retriever(Retriever):
         """Tokenise every chunk and build the ``bm25s`` index (in memory); each distinct
         text is tokenised once per process (:mod:`~retrieval_bench.retrieval.bm25_index`)."""
         chunks = corpus.chunks
+        self.index_texts([c.id for c in chunks], [c.text for c in chunks], [c.path for c in chunks])
+
+    def index_texts(self, doc_ids: list[str], texts: list[str], paths: list[str]) -> None:
+        """Index documents given as text and file path (a chunk, or a whole file for
+        ``bm25-files``); the path's tokens are appended with ``include_path``."""
         memo = memo_for(self.tokenizer)
         if memo is None:
-            self.index_tokens([c.id for c in chunks], (self.doc_tokens(c) for c in chunks))
-            return
-        paths = [c.path for c in chunks] if self.include_path else None
-        vocab, flat, lengths = memo.documents([c.text for c in chunks], paths)
-        self._build([c.id for c in chunks], vocab, flat, lengths)
+            tok = self.tokenizer
+            docs = [
+                tok(t) + (tok(p) if self.include_path else [])
+                for t, p in zip(texts, paths, strict=True)
+            ]
+            self.index_tokens(doc_ids, docs)
+        else:
+            vocab, flat, lengths = memo.documents(texts, paths if self.include_path else None)
+            self._build(list(doc_ids), vocab, flat, lengths)
+        self._docs_of_path = {}
+        for i, path in enumerate(paths):
+            self._docs_of_path.setdefault(path, []).append(i)
+        self._reader = IssueReader(self._docs_of_path) if self.query == "issue" else None
 
     def index_tokens(self, chunk_ids: list[str], docs: Iterable[list[str]]) -> None:
         """Build the index from pre-tokenised documents (one per id, same order)."""
@@ -181,6 +238,7 @@ class BM25Retriever(Retriever):
         self._chunk_ids = chunk_ids
         self._vocab = vocab
         self._model = None
+        self._docs_of_path, self._reader = {}, None
         if not vocab:  # empty corpus, or no chunk has a single token
             return
         model = bm25s.BM25(
@@ -206,18 +264,66 @@ class BM25Retriever(Retriever):
         """Top-``k`` chunks per query among those containing a query token."""
         return Run(self.name, {qid: self._search_one(text, k) for qid, text in queries.items()})
 
-    def _search_one(self, text: str, k: int) -> dict[str, float]:
+    def read_issue(self, text: str) -> IssueQuery:
+        """``text`` read as an issue against the indexed snapshot's files."""
+        return (self._reader or IssueReader(self._docs_of_path)).read(text)
+
+    def query_scores(self, text: str, boost: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores of every document, indices of the candidates)`` for one query: the
+        raw or issue query (module doc); ``boost=False`` leaves out the path bonus."""
         model = self._model
-        if model is None or k <= 0:
+        if model is None:
+            return np.zeros(0), np.zeros(0, dtype=np.int64)
+        if self.query == "raw":
+            ids = [self._vocab[t] for t in self.tokenizer(text) if t in self._vocab]
+            if not ids:
+                return np.zeros(0), np.zeros(0, dtype=np.int64)
+            scores = np.asarray(model.get_scores_from_ids(ids))
+            return scores, self._postings(set(ids))
+        issue = self.read_issue(text)
+        bag = issue_bag(issue, self.tokenizer, **self.issue_options)
+        weights = {self._vocab[t]: w for t, w in bag.items() if t in self._vocab and w > 0}
+        scores = self.weighted_scores(weights)
+        candidates = self._postings(set(weights))
+        if boost and self.path_boost > 0 and issue.paths:
+            top = float(scores[candidates].max()) if len(candidates) else 0.0
+            extra = []
+            for path, w in issue.paths.items():
+                docs = self._docs_of_path.get(path)
+                if docs:
+                    best = max(docs, key=lambda i: (scores[i], -i))
+                    scores[best] += self.path_boost * w * (top or 1.0)
+                    extra.append(best)
+            candidates = np.union1d(candidates, np.asarray(extra, dtype=np.int64))
+        return scores, candidates
+
+    def weighted_scores(self, weights: Mapping[int, float]) -> np.ndarray:
+        """``Σ_t w_t · score_t(d)`` for every document (token ids → weights), in float64."""
+        assert self._model is not None
+        data, indices, indptr = (self._model.scores[k] for k in ("data", "indices", "indptr"))
+        scores = np.zeros(len(self._chunk_ids), dtype=np.float64)
+        for t, w in weights.items():
+            a, b = indptr[t], indptr[t + 1]
+            scores[indices[a:b]] += w * data[a:b].astype(np.float64)
+        nonoccurrence = self._model.nonoccurrence_array
+        if nonoccurrence is not None:  # bm25l/bm25+: every document gets the absent-term score
+            scores += sum(w * float(nonoccurrence[t]) for t, w in weights.items())
+        return scores
+
+    def _postings(self, token_ids: Iterable[int]) -> np.ndarray:
+        assert self._model is not None
+        indptr, indices = self._model.scores["indptr"], self._model.scores["indices"]
+        postings = [indices[indptr[t] : indptr[t + 1]] for t in token_ids]
+        if not postings:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate(postings)).astype(np.int64)
+
+    def _search_one(self, text: str, k: int) -> dict[str, float]:
+        if self._model is None or k <= 0:
             return {}
-        ids = [self._vocab[t] for t in self.tokenizer(text) if t in self._vocab]
-        if not ids:
+        scores, candidates = self.query_scores(text)
+        if not len(candidates):
             return {}
-        scores = np.asarray(model.get_scores_from_ids(ids))
-        indptr = model.scores["indptr"]
-        indices = model.scores["indices"]
-        postings = [indices[indptr[t] : indptr[t + 1]] for t in set(ids)]
-        candidates = np.unique(np.concatenate(postings))
         cand_scores = scores[candidates]
         if len(candidates) > k:
             # Keep everything tied with the k-th best, then break ties by chunk id.

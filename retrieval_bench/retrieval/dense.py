@@ -36,12 +36,14 @@ import lancedb
 import numpy as np
 
 from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import (
     CachedEmbedder,
     Embedder,
     EmbeddingCache,
     SentenceTransformerEmbedder,
 )
+from retrieval_bench.index.embedders import make_embedder, query_windows, token_budget
 from retrieval_bench.index.store import CodebaseIndex, vectors_of
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
@@ -69,15 +71,34 @@ class DenseRetriever(Retriever):
         embedder: Embedder | None = None,
         adapter: str | None = None,
         device: str | None = None,
+        model: str | None = None,
+        query_mode: str = "truncate",
+        query_pool: str = "max",
     ):
-        """``embedder`` overrides the model (tests, other backends); ``adapter`` is
-        the path of a saved query adapter; ``device`` is ``cpu``, ``cuda``,
-        ``cuda:N`` or ``auto`` (default: ``$RBENCH_DEVICE``, else ``auto``); the
-        other parameters configure the default :class:`SentenceTransformerEmbedder`."""
+        """``embedder`` overrides the model (tests, other backends); ``model`` names
+        one (``minilm``, the default, or ``e5-small``; :mod:`~retrieval_bench.index.embedders`);
+        ``adapter`` is the path of a saved query adapter; ``device`` is ``cpu``,
+        ``cuda``, ``cuda:N`` or ``auto`` (default: ``$RBENCH_DEVICE``, else ``auto``); the
+        other parameters configure the default :class:`SentenceTransformerEmbedder`.
+
+        ``query_mode``: ``truncate`` embeds a query cut to the model's length;
+        ``chunked`` embeds it in windows of whole lines that each fit and scores a
+        chunk by the ``query_pool`` (``max`` or ``mean``) of its window similarities."""
         super().__init__()
+        if query_mode not in ("truncate", "chunked") or query_pool not in ("max", "mean"):
+            raise ConfigError(
+                f"dense: query_mode {query_mode!r} / query_pool {query_pool!r}: "
+                "choose truncate|chunked and max|mean"
+            )
+        if embedder is None and model is not None:
+            if model_path is not None:
+                raise ConfigError("dense: give model (a named embedder) or model_path, not both")
+            embedder = make_embedder(model, device=device, batch_size=batch_size, threads=threads)
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
             model_path, device=device, batch_size=batch_size, threads=threads
         )
+        self.query_mode = query_mode
+        self.query_pool = query_pool
         self.index_uri = Path(index_uri) if index_uri else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self._cached: CachedEmbedder | None = None
@@ -159,15 +180,32 @@ class DenseRetriever(Retriever):
         n = len(self._ids)
         if not qids or n == 0 or k <= 0:
             return run
-        q = self.cached_embedder.embed([queries[qid] for qid in qids])
-        q = self.transform_queries(np.asarray(q, dtype=np.float32))
         k = min(k, n)
+        if self.query_mode == "chunked":
+            for qid in qids:
+                scores = self._chunked_scores(queries[qid])
+                cols = self._top_k(scores, k)
+                run.scores[qid] = {self._ids[c]: float(scores[c]) for c in cols}
+            return run
+        q = self.cached_embedder.embed_queries([queries[qid] for qid in qids])
+        q = self.transform_queries(np.asarray(q, dtype=np.float32))
         for start in range(0, len(qids), _QUERY_BLOCK):
             block = q[start : start + _QUERY_BLOCK] @ self._matrix.T
             for row, qid in enumerate(qids[start : start + _QUERY_BLOCK]):
                 cols = self._top_k(block[row], k)
                 run.scores[qid] = {self._ids[c]: float(block[row, c]) for c in cols}
         return run
+
+    def _chunked_scores(self, query: str) -> np.ndarray:
+        """One score per chunk: max or mean cosine over the query's windows."""
+        budget = token_budget(self.embedder)
+        if budget is None:
+            raise ConfigError(f"dense: query_mode chunked: no token count for {self.embedder!r}")
+        windows = query_windows(query, *budget)
+        q = self.cached_embedder.embed_queries(windows)
+        sims = self.transform_queries(np.asarray(q, dtype=np.float32)) @ self._matrix.T
+        pooled = sims.max(axis=0) if self.query_pool == "max" else sims.mean(axis=0)
+        return np.asarray(pooled, dtype=np.float32)
 
     def _top_k(self, scores: np.ndarray, k: int) -> np.ndarray:
         """Columns of the ``k`` best scores; ties at the cut go to the smaller chunk id,

@@ -9,7 +9,14 @@ Rungs (``terms=``; docs/stages.md#exact):
   back to the raw words when there are none (or only acronyms like ``API``);
 * ``"llm"``: keywords proposed by a language model: ``llm`` (an
   :class:`~retrieval_bench.retrieval.keywords.LLMKeywordProvider` asks it) or
-  any ``keyword_provider`` (``question -> list[str]``), cleaned like the rest.
+  any ``keyword_provider`` (``question -> list[str]``), cleaned like the rest;
+* ``"issue"``: the symbols and literals that
+  :mod:`~retrieval_bench.retrieval.issue_query` reads in a bug report, strongest
+  source first, each term's weight multiplied by its source weight; a term
+  matched on a line that *defines* it (``def name``, ``class Name``, a
+  module-level ``name =``) counts ``1 + def_weight`` times, and the best chunk
+  of each snapshot file the issue names (weight w_p) gains
+  ``path_weight · w_p · max_t weight(t)`` (docs/stages.md#reading-an-issue).
 
 One real ``rg`` process per query searches the corpus root for all terms at
 once (``--json --fixed-strings -e T1 -e T2 …``). ripgrep obeys ``.gitignore``
@@ -64,6 +71,7 @@ from retrieval_bench.files import ALWAYS_IGNORED, DEFAULT_MAX_BYTES
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, defines
 from retrieval_bench.retrieval.query_terms import (
     TERM_EXTRACTORS,
     dedupe,
@@ -110,7 +118,7 @@ class ExactRetriever(Retriever):
     """ripgrep search mapped back to chunks (see module doc for the score).
 
     Parameters:
-        terms: rung, "raw" | "identifiers" | "llm".
+        terms: rung, "raw" | "identifiers" | "llm" | "issue".
         keyword_provider: the keyword source of the "llm" rung.
         llm: the model of the default keyword_provider (terms="llm" only).
         case: "ignore" (default), "smart" (rg's rule over all terms together:
@@ -122,6 +130,7 @@ class ExactRetriever(Retriever):
         line_bonus, max_bonus_lines: β and M of the score.
         timeout_s: per-query limit for the rg process.
         rg_path: explicit ripgrep binary.
+        def_weight, path_weight: the definition and named-file bonuses of "issue".
     """
 
     needs_llm = True  # only the terms="llm" rung calls it
@@ -142,6 +151,8 @@ class ExactRetriever(Retriever):
         rg_path: str | None = None,
         name: str = "exact",
         llm: LLM | None = None,
+        def_weight: float = 1.0,
+        path_weight: float = 1.0,
     ) -> None:
         if terms == "llm" and keyword_provider is None and llm is not None:
             from retrieval_bench.retrieval.keywords import LLMKeywordProvider
@@ -152,9 +163,10 @@ class ExactRetriever(Retriever):
                 raise ConfigError(
                     "exact: terms='llm' needs an llm or keyword_provider; or use terms='raw'"
                 )
-        elif terms not in TERM_EXTRACTORS:
+        elif terms not in (*TERM_EXTRACTORS, "issue"):
             raise ConfigError(
-                f"exact: terms {terms!r} is not one of {', '.join([*TERM_EXTRACTORS, 'llm'])}"
+                f"exact: terms {terms!r} is not one of "
+                f"{', '.join([*TERM_EXTRACTORS, 'llm', 'issue'])}"
             )
         elif keyword_provider is not None:
             raise ConfigError("exact: keyword_provider is only used with terms='llm'")
@@ -173,6 +185,9 @@ class ExactRetriever(Retriever):
         self.max_bonus_lines = max_bonus_lines
         self.timeout_s = timeout_s
         self.rg_path = rg_path
+        self.def_weight = def_weight
+        self.path_weight = path_weight
+        self._reader: IssueReader | None = None
         self._rg: str | None = None
         self._corpus: Corpus | None = None
         self._paths: frozenset[str] = frozenset()
@@ -186,7 +201,8 @@ class ExactRetriever(Retriever):
     def config(self) -> dict[str, Any]:
         """Parameters that determine the results (for provenance)."""
         keys = ("terms", "case", "max_terms", "max_count", "max_columns", "line_bonus")
-        return {key: getattr(self, key) for key in (*keys, "max_bonus_lines")}
+        issue = ("def_weight", "path_weight") if self.terms == "issue" else ()
+        return {key: getattr(self, key) for key in (*keys, "max_bonus_lines", *issue)}
 
     def extract_terms(self, question: str) -> list[str]:
         """The terms this rung searches for ``question``, in question order, capped."""
@@ -194,6 +210,9 @@ class ExactRetriever(Retriever):
             assert self.keyword_provider is not None
             terms = dedupe([str(t) for t in self.keyword_provider(question)])
             terms = terms or identifier_terms(question)
+        elif self.terms == "issue":
+            reader = self._reader or IssueReader(())
+            terms = list(reader.read(question).terms()) or identifier_terms(question)
         else:
             terms = list(TERM_EXTRACTORS[self.terms](question))
         return terms[: self.max_terms]
@@ -205,6 +224,7 @@ class ExactRetriever(Retriever):
         self._rg = find_rg(self.rg_path)
         self._corpus = corpus
         self._paths = frozenset(corpus.paths)
+        self._reader = IssueReader(corpus.paths)
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
         """Top-``k`` chunks per query (see module doc for the score)."""
@@ -224,7 +244,11 @@ class ExactRetriever(Retriever):
             self.artifacts[qid] = {"terms": terms}
             if question in provider_failures:
                 self.artifacts[qid]["keyword_fallback"] = provider_failures[question]
-            out[qid] = self._search_one(qid, terms, k) if terms and k > 0 else {}
+            issue = None
+            if self.terms == "issue" and self._reader is not None:
+                issue = self._reader.read(question)
+                self.artifacts[qid]["named_files"] = issue.paths
+            out[qid] = self._search_one(qid, terms, k, issue) if terms and k > 0 else {}
         return Run(self.name, out)
 
     # -- ripgrep
@@ -280,7 +304,9 @@ class ExactRetriever(Retriever):
             log.warning("exact: query %s: %s", qid, self.failures[qid])
         return proc.stdout.decode("utf-8", "replace").splitlines()
 
-    def _search_one(self, qid: str, terms: Sequence[str], k: int) -> dict[str, float]:
+    def _search_one(
+        self, qid: str, terms: Sequence[str], k: int, issue: IssueQuery | None = None
+    ) -> dict[str, float]:
         corpus = self._corpus
         assert corpus is not None
         # rg's smart case looks at all patterns together: one capital makes all sensitive.
@@ -291,6 +317,7 @@ class ExactRetriever(Retriever):
         file_terms: dict[str, set[str]] = {}
         chunk_terms: dict[str, set[str]] = {}
         chunk_lines: dict[str, set[int]] = {}
+        chunk_defs: dict[str, set[str]] = {}
         for raw in self._run_rg(qid, terms):
             try:
                 msg = json.loads(raw)
@@ -300,14 +327,15 @@ class ExactRetriever(Retriever):
                 continue
             data = msg["data"]
             path = _field_text(data.get("path")).replace(os.sep, "/").removeprefix("./")
-            if path not in self._paths or len(_field_text(data.get("lines"))) > self.max_columns:
+            text = _field_text(data.get("lines"))
+            if path not in self._paths or len(text) > self.max_columns:
                 continue
             matched: set[str] = set()
             for sub in data.get("submatches", ()):
-                text = _field_text(sub.get("match"))
+                found = _field_text(sub.get("match"))
                 if insensitive:
-                    text = text.casefold()
-                matched.update(term for term, norm in normed if norm in text)
+                    found = found.casefold()
+                matched.update(term for term, norm in normed if norm in found)
             if not matched:
                 continue
             file_terms.setdefault(path, set()).update(matched)
@@ -317,12 +345,25 @@ class ExactRetriever(Retriever):
                 cid = hits[0].id
                 chunk_terms.setdefault(cid, set()).update(matched)
                 chunk_lines.setdefault(cid, set()).add(line)
+                if issue is not None:
+                    chunk_defs.setdefault(cid, set()).update(
+                        t for t in matched if defines(text, t, insensitive)
+                    )
         n_files = max(len(self._paths), 1)
         df = Counter(t for ts in file_terms.values() for t in ts)
-        weight = {t: math.log(1.0 + n_files / d) for t, d in df.items()}
+        source = issue.terms() if issue is not None else {}
+        weight = {t: math.log(1.0 + n_files / d) * source.get(t, 1.0) for t, d in df.items()}
+        bonus = self.def_weight if issue is not None else 0.0
         scores = {
-            cid: sum(weight[t] for t in sorted(ts))
+            cid: sum(weight[t] * (1.0 + bonus * (t in chunk_defs.get(cid, ()))) for t in sorted(ts))
             + self.line_bonus * min(len(chunk_lines[cid]) - 1, self.max_bonus_lines)
             for cid, ts in chunk_terms.items()
         }
+        if issue is not None and self.path_weight > 0:
+            top = max(weight.values(), default=1.0)
+            for path, w in issue.paths.items():
+                ids = [c.id for c in corpus.chunks_of(path)]
+                if ids:
+                    best = max(ids, key=lambda c: (scores.get(c, 0.0), c == ids[0]))
+                    scores[best] = scores.get(best, 0.0) + self.path_weight * w * top
         return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k])

@@ -3,11 +3,12 @@
 A cell is judged on the objective (``Acc@5`` by default) of its **last stage**
 (the last reranker, else the last fusion, else the last retriever: what the
 pipeline hands on), per question of the split. Each cell gets the mean with a
-95% percentile-bootstrap CI (2,000 resamples, seed 0); the best cell (highest
-mean, then the lower cell number) is compared with every other on the
-questions both answered, by the paired sign-flip randomisation test (exact up
-to 2^13 questions, else 10,000 resamples), and the p-values are
-Holm-adjusted over the family of those comparisons. A cell whose last stage
+95% percentile-bootstrap CI (2,000 resamples, seed 0). The best cell — the
+highest mean; among equal means the cheaper (seconds), then the lower cell
+number — is compared with every other on the questions both answered, by the
+paired sign-flip randomisation test (exact up to 2^13 questions, else 10,000
+resamples), and the p-values are Holm-adjusted over the family of those
+comparisons. A cell whose last stage
 failed on every question, or that ran on no snapshot, is ``failed`` with the
 first reason, listed after the ranked cells and left out of the tests.
 """
@@ -115,7 +116,8 @@ def rank_cells(scores: Sequence[CellScore], keep_order: bool = False) -> list[Ce
     other scored cell tested against the first, Holm-adjusted; failed cells last."""
     done = [s for s in scores if s.status == "done"]
     if not keep_order:
-        done.sort(key=lambda s: (-s.mean, s.cell.index))
+        # equal means: the cheaper cell first (quality first, then cost), then the lower number
+        done.sort(key=lambda s: (-s.mean, round(s.cost.get("seconds", 0.0), 3), s.cell.index))
     failed = [s for s in scores if s.status != "done"]
     if not done:
         return failed

@@ -123,8 +123,15 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
 
 def test_shipped_configs_validate() -> None:
     root = Path(__file__).resolve().parents[2]
+    from retrieval_bench.sweep.grid import expand
+    from retrieval_bench.sweep.spec import load_sweep_config
+
     for path in sorted((root / "benchmarks" / "configs").glob("*.yaml")):
-        cfg = load_config(path)  # relative to the config's folder, whatever the cwd
+        if path.name.startswith("sweep-"):  # a base config plus a grid that expands
+            cfg, sweep = load_sweep_config(path)
+            assert len(expand(cfg, sweep)) > 1, path
+        else:
+            cfg = load_config(path)  # relative to the config's folder, whatever the cwd
         for ds in cfg.datasets:
             assert str(ds.questions).startswith(str(root.parent)), (path, ds.questions)
             if ds.snapshot is not None and "==" not in ds.snapshot:

@@ -68,6 +68,7 @@ def test_built_in_retrievers_declare_what_the_harness_must_give_them() -> None:
     }
     assert flags == {
         "bm25": (False, False, False),
+        "bm25-files": (False, False, False),
         "dense": (False, True, False),
         "dense-adapted": (False, True, True),
         "exact": (True, False, False),

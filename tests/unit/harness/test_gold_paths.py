@@ -5,6 +5,7 @@ stable one (docs/datasets.md#splits)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from retrieval_bench.config import parse_config
@@ -52,11 +53,14 @@ def test_a_run_scores_the_mapped_path_and_records_it(tmp_path: Path) -> None:
     assert plain.outcomes[0].prepared.missing_gold == {"a": ["pkg/auth.py"]}
 
 
-def test_hash_split_is_stable_and_keeps_given_splits() -> None:
+def test_hash_split_is_stable_and_replaces_given_splits() -> None:
     rows = [Example(f"id-{i}", "q", ("a.py",)) for i in range(400)]
     split = [with_hash_split(e, 0.25).split for e in rows]
     assert split == [with_hash_split(e, 0.25).split for e in reversed(rows)][::-1]
     assert 0.18 < split.count("test") / len(rows) < 0.32
     assert set(split) == {"dev", "test"}
-    kept = Example("x", "q", ("a.py",), split="train")
-    assert with_hash_split(kept, 0.5).split == "train"
+    given = Example("x", "q", ("a.py",), split="train")  # a carried split is replaced
+    assert (
+        with_hash_split(given, 0.5).split == with_hash_split(replace(given, split=None), 0.5).split
+    )
+    assert with_hash_split(given, 0.5).split in ("dev", "test")

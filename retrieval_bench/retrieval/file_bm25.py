@@ -1,0 +1,220 @@
+"""``bm25-files``: BM25 that ranks *files*, returning ``file:<path>`` ids
+(docs/stages.md#from-chunks-to-files).
+
+The gold of code localisation is a file, and every metric is computed per file
+(docs/metrics.md); a chunk ranking reaches it through its best chunk. Two ways
+to rank files directly, chosen by ``doc``:
+
+* ``doc: file`` — one BM25 document per file: the file's text (read from the
+  snapshot's working tree; the file's chunk texts joined in line order when the
+  tree is not there) followed by its path's tokens, with the same code-aware
+  tokens as ``bm25``. Term statistics (idf, document length) are then those of
+  files, as in the BM25 baselines of the code-localisation papers (SWE-bench:
+  Jimenez et al., ICLR 2024, §5 "BM25 retrieval" over whole files; SweRank:
+  Reddy et al. 2025, Table 1).
+* ``doc: chunks`` — ``bm25`` over the corpus chunks, then the scores of each
+  file's chunks aggregated (``aggregate``): ``max`` (a file is as good as its
+  best chunk: what the harness does for any chunk run), ``sum`` (all matching
+  chunks count: favours long files with many hits), or ``mean`` — the top-m
+  mean ``(1/m) · Σ_{i ≤ m} s_(i)`` over the file's m best chunk scores (fewer
+  count as 0), which is ``max`` at m = 1 and tends to ``sum``/m as m grows.
+  These are the CombMAX / CombSUM / a truncated CombSUM of Fox & Shaw 1994
+  (TREC-2), applied across the passages of one document as in passage-level
+  evidence for document ranking (Callan, SIGIR 1994, "Passage-level evidence in
+  document retrieval").
+
+Both take ``bm25``'s ``query: issue`` options (docs/stages.md#reading-an-issue);
+``path_boost`` adds ``λ · w_p · max score`` to each file the issue names.
+
+``test_weight`` multiplies the score of every test file (:func:`is_test_path`:
+a ``test``/``tests``/``testing`` folder, ``test_*.py``, ``*_test.py``,
+``conftest.py``); 1 keeps them as they are, 0 drops them. It is a prior on what
+is being looked for, not on relevance: the gold of issue localisation is the
+code a fix changes, and benchmarks built from fixes leave tests out of it
+(SWE-bench's gold patch excludes the test patch; the devsets' gold is ``src/``),
+as localisation systems that skip test files assume (Agentless: Xia et al.
+2024). Files are ranked by score, ties by path; at most ``k`` per query.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.metrics.retrieval.file_ids import file_id
+from retrieval_bench.registry import RETRIEVERS
+from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.retrieval.bm25 import BM25Retriever
+from retrieval_bench.retrieval.code_tokens import DigitsMode
+from retrieval_bench.types import Run
+
+DOCS = ("file", "chunks")
+AGGREGATES = ("max", "sum", "mean")
+_TEST_PATH_RE = re.compile(
+    r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*$|_tests?\.py$|(?:^|/)conftest\.py$"
+)
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` is a test file (module doc)."""
+    return bool(_TEST_PATH_RE.search(path))
+
+
+def file_text(corpus: Corpus, path: str) -> str:
+    """The text of ``path``: from the working tree, else its chunks in line order."""
+    try:
+        return (Path(corpus.root) / path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "\n".join(c.text for c in corpus.chunks_of(path))
+
+
+def aggregate_scores(
+    pairs: Iterable[tuple[str, float]], how: str = "max", top_m: int = 3
+) -> dict[str, float]:
+    """Per-file score from ``(path, chunk score)`` pairs: ``max``, ``sum`` or the
+    top-``top_m`` mean (module doc)."""
+    if how not in AGGREGATES:
+        raise ValueError(f"aggregate {how!r} is not one of {', '.join(AGGREGATES)}")
+    per_file: dict[str, list[float]] = {}
+    for path, score in pairs:
+        per_file.setdefault(path, []).append(float(score))
+    if how == "max":
+        return {p: max(s) for p, s in per_file.items()}
+    if how == "sum":
+        return {p: sum(sorted(s)) for p, s in per_file.items()}
+    return {p: sum(sorted(s, reverse=True)[:top_m]) / top_m for p, s in per_file.items()}
+
+
+@RETRIEVERS.register("bm25-files")
+class FileBM25Retriever(Retriever):
+    """BM25 ranking files (module doc).
+
+    Parameters:
+        doc: "file" (one document per file) or "chunks" (chunk scores aggregated).
+        aggregate: "max" | "sum" | "mean" (top-``top_m`` mean); ``doc: chunks`` only.
+        top_m: m of the top-m mean.
+        k1, b, method, include_path, stopwords, min_len, digits: as ``bm25``.
+        query, title_weight, body_weight, body_tokens, symbol_weight, symbol_parts, path_boost:
+            as ``bm25`` (``query: issue``).
+        test_weight: multiplier of test files' scores (1 keeps, 0 drops them).
+        name: the run name.
+    """
+
+    def __init__(
+        self,
+        *,
+        doc: str = "file",
+        aggregate: str = "max",
+        top_m: int = 3,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+        include_path: bool = True,
+        stopwords: Iterable[str] | None = None,
+        min_len: int = 2,
+        digits: DigitsMode = "keep",
+        query: str = "raw",
+        title_weight: float = 1.0,
+        body_weight: float = 1.0,
+        body_tokens: int | None = None,
+        symbol_weight: float = 2.0,
+        symbol_parts: bool = False,
+        path_boost: float = 0.0,
+        test_weight: float = 1.0,
+        name: str = "bm25-files",
+    ) -> None:
+        if doc not in DOCS:
+            raise ConfigError(f"bm25-files: doc {doc!r} is not one of {', '.join(DOCS)}")
+        if aggregate not in AGGREGATES:
+            raise ConfigError(
+                f"bm25-files: aggregate {aggregate!r} is not one of {', '.join(AGGREGATES)}"
+            )
+        if top_m < 1:
+            raise ConfigError(f"bm25-files: top_m must be >= 1, not {top_m}")
+        if not 0 <= test_weight <= 1:
+            raise ConfigError(f"bm25-files: test_weight must be in [0, 1], not {test_weight}")
+        super().__init__()
+        self.name = name
+        self.doc = doc
+        self.aggregate = aggregate
+        self.top_m = top_m
+        self.path_boost = path_boost
+        self.test_weight = test_weight
+        self.bm25 = BM25Retriever(
+            k1=k1,
+            b=b,
+            method=method,
+            include_path=include_path,
+            stopwords=stopwords,
+            min_len=min_len,
+            digits=digits,
+            query=query,
+            title_weight=title_weight,
+            body_weight=body_weight,
+            body_tokens=body_tokens,
+            symbol_weight=symbol_weight,
+            symbol_parts=symbol_parts,
+            path_boost=0.0,  # added per file below
+            name=name,
+        )
+        self._paths: list[str] = []
+        self._path_of_doc: list[str] = []
+
+    def config(self) -> dict[str, Any]:
+        """Parameters that determine the scores (for provenance)."""
+        own = {"doc": self.doc, "aggregate": self.aggregate, "top_m": self.top_m}
+        extra = {"path_boost": self.path_boost, "test_weight": self.test_weight}
+        return {**self.bm25.config(), **own, **extra}
+
+    def index(self, corpus: Corpus, codebase_index: object = None) -> None:
+        """Index one document per file (``doc: file``) or every chunk (``doc: chunks``)."""
+        self._paths = corpus.paths
+        if self.doc == "file":
+            texts = [file_text(corpus, p) for p in self._paths]
+            self.bm25.index_texts([file_id(p) for p in self._paths], texts, self._paths)
+        else:
+            self.bm25.index(corpus)
+            self._path_of_doc = [c.path for c in corpus.chunks]
+
+    def search(self, queries: Mapping[str, str], k: int) -> Run:
+        """Top-``k`` files per query, as ``file:<path>`` ids."""
+        return Run(self.name, {qid: self._files_one(text, k) for qid, text in queries.items()})
+
+    def file_scores(self, text: str) -> dict[str, float]:
+        """Per-file scores of one query: the file's own (``doc: file``) or its chunks'
+        aggregate (``doc: chunks``), path bonus added, test files weighted."""
+        scores, candidates = self.bm25.query_scores(text, boost=False)
+        paths = self._paths if self.doc == "file" else self._path_of_doc
+        pairs = ((paths[int(i)], float(scores[i])) for i in candidates)
+        files = aggregate_scores(
+            pairs, self.aggregate if self.doc == "chunks" else "max", self.top_m
+        )
+        if self.path_boost > 0 and self.bm25.query == "issue":
+            named = self.bm25.read_issue(text).paths
+            top = max(files.values(), default=0.0) or 1.0
+            for path, w in named.items():
+                files[path] = files.get(path, 0.0) + self.path_boost * w * top
+        if self.test_weight < 1:
+            files = {
+                p: s * self.test_weight if is_test_path(p) else s
+                for p, s in files.items()
+                if self.test_weight > 0 or not is_test_path(p)
+            }
+        return files
+
+    def _files_one(self, text: str, k: int) -> dict[str, float]:
+        if k <= 0:
+            return {}
+        files = self.file_scores(text)
+        ranked = sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return {file_id(p): s for p, s in ranked}
+
+    def __repr__(self) -> str:
+        return (
+            f"FileBM25Retriever(doc={self.doc!r}, aggregate={self.aggregate!r}, "
+            f"files={len(self._paths)})"
+        )
