@@ -77,6 +77,7 @@ from retrieval_bench.retrieval.query_terms import (
     dedupe,
     identifier_terms,
 )
+from retrieval_bench.retrieval.rg_memo import RG_MEMO, tree_signature
 from retrieval_bench.types import Run
 
 log = logging.getLogger(__name__)
@@ -191,6 +192,7 @@ class ExactRetriever(Retriever):
         self._rg: str | None = None
         self._corpus: Corpus | None = None
         self._paths: frozenset[str] = frozenset()
+        self._tree = ""
         self.last_terms: dict[str, list[str]] = {}
         """query id → the terms searched in the last :meth:`search` (for drill-down)."""
         self.failures: dict[str, str] = {}
@@ -224,6 +226,7 @@ class ExactRetriever(Retriever):
         self._rg = find_rg(self.rg_path)
         self._corpus = corpus
         self._paths = frozenset(corpus.paths)
+        self._tree = tree_signature(corpus.root, corpus.paths)
         self._reader = IssueReader(corpus.paths)
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
@@ -282,6 +285,16 @@ class ExactRetriever(Retriever):
         return [*cmd, "--", "."]
 
     def _run_rg(self, qid: str, terms: Sequence[str]) -> list[str]:
+        assert self._corpus is not None
+        key = (self._tree, tuple(self._command(terms)), self.timeout_s)
+        found = RG_MEMO.get(key)
+        if found is None:
+            found = self._call_rg(qid, terms)
+            if qid not in self.failures:
+                RG_MEMO.put(key, found)
+        return found
+
+    def _call_rg(self, qid: str, terms: Sequence[str]) -> list[str]:
         assert self._corpus is not None
         try:
             proc = subprocess.run(

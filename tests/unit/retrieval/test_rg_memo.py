@@ -1,0 +1,56 @@
+"""ripgrep's output is reused across chunkings of one unchanged tree and never after
+an edit (docs/sweeps.md#shared-work)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from retrieval_bench.chunking.base import chunk_tree
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.harness.pipeline import make_chunker
+from retrieval_bench.retrieval import exact as exact_module
+from retrieval_bench.retrieval.exact import ExactRetriever
+from retrieval_bench.retrieval.rg_memo import RG_MEMO
+
+
+def _corpus(root: Path, budget: int) -> Corpus:
+    chunker = make_chunker("ast", budget=budget)
+    return Corpus(root, list(chunk_tree(root, chunker)), chunker.tokenizer_name)
+
+
+def test_one_search_per_tree_across_chunkings_and_again_after_an_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    RG_MEMO.clear()
+    (tmp_path / "auth.py").write_text("def verify_token(token):\n    return token\n" * 20)
+    calls: list[object] = []
+    real = exact_module.subprocess.run
+
+    def counted(*args: object, **kw: object) -> object:
+        calls.append(args)
+        return real(*args, **kw)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(exact_module.subprocess, "run", counted)
+    runs = []
+    for budget in (32, 512):
+        retriever = ExactRetriever(terms="identifiers")
+        retriever.index(_corpus(tmp_path, budget))
+        runs.append(retriever.search({"q": "where is verify_token?"}, 5))
+    assert len(calls) == 1  # the second chunking reused the search
+    assert {c.split(":")[0] for c in runs[0].scores["q"]} == {"auth.py"}
+    assert runs[0].scores["q"] != runs[1].scores["q"]  # mapped to each chunking's chunks
+
+    (tmp_path / "auth.py").write_text("def other():\n    pass\n")
+    later = os.stat(tmp_path / "auth.py").st_mtime_ns + 10**9
+    os.utime(tmp_path / "auth.py", ns=(later, later))
+    retriever = ExactRetriever(terms="identifiers")
+    retriever.index(_corpus(tmp_path, 512))
+    assert retriever.search({"q": "where is verify_token?"}, 5).scores["q"] == {}
+    assert len(calls) == 2  # the edited tree was searched again
+
+    monkeypatch.setenv("RBENCH_CHUNK_CACHE", "0")
+    retriever.search({"q": "where is verify_token?"}, 5)
+    assert len(calls) == 3  # off: every search runs ripgrep
