@@ -44,6 +44,7 @@ from pydantic import (
     model_validator,
 )
 
+from retrieval_bench.baseline_spec import BaselineSpec
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.specs import (
@@ -177,6 +178,8 @@ class BenchmarkConfig(BaseModel):
     """The cut-off shown in the printed per-stage table."""
     table_columns: list[str] | None = None
     """The printed table's metric columns (e.g. ``[Acc@1, Acc@3, MRR]``); None = the default."""
+    baseline: BaselineSpec | None = None
+    """What the table's paired columns compare with (None: :mod:`.baseline_spec` defaults)."""
     repos: dict[str, str] = Field(default_factory=dict)
     """``owner/name`` → local git bundle, mirror or URL for rows with ``repo`` + ``commit``
     (default: ``https://github.com/<owner>/<name>.git``; ``$RBENCH_REPOS`` overrides)."""
@@ -210,13 +213,16 @@ class BenchmarkConfig(BaseModel):
         names = [d.name for d in self.datasets]
         if len(set(names)) != len(names):
             raise ValueError("dataset names must be unique")
-        for ks in [c.partition("@")[2] for c in self.table_columns or []]:
+        shown = [*(self.table_columns or []), (self.baseline and self.baseline.metric) or ""]
+        for ks in [c.partition("@")[2] for c in shown]:
             if ks.isdigit() and int(ks) not in self.metrics.ks:
                 self.metrics.ks = sorted({*self.metrics.ks, int(ks)})
         if self.table_k not in self.metrics.ks:
             self.metrics.ks = sorted({*self.metrics.ks, self.table_k})
         if self.answerer is not None:
             self._check_answerer(self.answerer, labels)
+        if self.baseline is not None:
+            self.baseline.check_stage(labels)
         return self
 
     def _check_answerer(self, spec: AnswererSpec, labels: list[str]) -> None:
@@ -268,7 +274,7 @@ class BenchmarkConfig(BaseModel):
             data.pop("answer_metrics", None)
         if data.get("answerer") is None:
             data.pop("answerer", None)  # likewise for configs without an answerer
-        for key in ("table_columns", "repos"):  # and for the later optional keys
+        for key in ("table_columns", "repos", "baseline"):  # and for the later optional keys
             if not data.get(key):
                 data.pop(key, None)
         for ds in data.get("datasets", []):
@@ -285,7 +291,16 @@ class BenchmarkConfig(BaseModel):
 _SHORT_FORM_KEYS = {"answer_metrics", "llm"}
 _SPEC_LIST: TypeAdapter[list[MetricSpec]] = TypeAdapter(list[MetricSpec])
 
-PATH_PARAMS = ("model_path", "adapter", "index_uri", "cache_dir", "rg_path", "path", "id_map")
+PATH_PARAMS = (
+    "model_path",
+    "model_file",
+    "adapter",
+    "index_uri",
+    "cache_dir",
+    "rg_path",
+    "path",
+    "id_map",
+)
 """Stage parameters that name a file or folder: resolved like the dataset paths."""
 
 

@@ -257,6 +257,7 @@ FUSIONS: Registry[Fusion] = Registry(
         "retrieval_bench.fusion.vote",
         "retrieval_bench.fusion.learned",
         "retrieval_bench.fusion.optimize",
+        "retrieval_bench.fusion.ltr",
     ),
 )
 RERANKERS: Registry[Reranker] = Registry(
@@ -265,6 +266,7 @@ RERANKERS: Registry[Reranker] = Registry(
     (
         "retrieval_bench.reranking.llm",
         "retrieval_bench.reranking.cross_encoder",
+        "retrieval_bench.reranking.code_graph",
     ),
 )
 METRICS: Registry[MetricBase] = Registry(

@@ -33,6 +33,12 @@ class Stage(ABC):
     lazy handle, so a stage that never calls it (``exact`` without ``terms: llm``)
     starts no model server."""
 
+    uses_embedding_cache: ClassVar[bool] = False
+    """The factory takes a ``cache_dir`` keyword: the folder of the content-addressed
+    embedding cache. The harness passes the run's workspace's
+    :attr:`~retrieval_bench.workspace.Workspace.embeddings_uri` (so ``$RBENCH_CACHE``
+    still wins over ``<workspace>/cache``) unless the stage's config names one."""
+
     failures: dict[str, str]
     """Query id → why this stage could not serve it (after its last call);
     stored with the run."""

@@ -58,8 +58,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     answers = result.answer_stage.summary() if result.answer_stage is not None else None
     if args.json:
+        from retrieval_bench.harness.paired import decode
+
         out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts}
-        print(json.dumps({**out, "sweeps": result.sweeps, "answers": answers,
+        views = {subset: decode(table) for subset, table in result.tables.items()}
+        paired = {subset: v.as_dict() for subset, v in views.items() if v is not None}
+        print(json.dumps({**out, "paired": paired, "sweeps": result.sweeps, "answers": answers,
                           "loads": result.loads}))  # fmt: skip
         return EXIT_OK
     cols = stage_columns(cfg.table_k, cfg.metrics.budgets)
@@ -74,14 +78,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         if subset == "all" or args.all_subsets or subset.startswith("leaks_path")
     }
     if args.format == "csv":  # the stage tables only, as one CSV (stdout stays parseable)
-        print(csv_tables(shown, cols, result.stage_order))
+        print(csv_tables(shown, cols, result.stage_order, paired=True))
         print(f"run {result.run_id} stored in {result.out_dir}", file=sys.stderr)
         return EXIT_OK
     fmt = args.format
     for subset, table in shown.items():
         n = result.counts[subset]
         title = f"\n{cfg.name} [{subset}] ({n} queries, file level, k={cfg.table_k})"
-        print(format_table(table, cols, result.stage_order, title, fmt))
+        print(format_table(table, cols, result.stage_order, title, fmt, paired=True))
         spans = span_columns(cfg.table_k)
         if subset == "all" and any(spans[0] in row for row in table.values()):
             title = f"\n{cfg.name} [{subset}] span level (queries with gold spans, k={cfg.table_k})"

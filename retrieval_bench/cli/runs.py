@@ -144,6 +144,7 @@ def _rebuild(ws: Workspace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Run ``rbench show RUN_ID``: the table on stdout, notes for a reader after it."""
+    from retrieval_bench.harness.paired import decode
     from retrieval_bench.harness.report import (
         answer_aggregates,
         format_answer_table,
@@ -155,7 +156,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     run = db.get_run(args.run_id)
     table = db.stage_table(run.id, args.subset)
     if args.json:
-        out = {"run": run.id, "subset": args.subset, "table": table}
+        view = decode(table)
+        out = {"run": run.id, "subset": args.subset, "table": table,
+               "paired": view.as_dict() if view is not None else None}  # fmt: skip
         print(json.dumps({**out, "status": run.status, "error": run.error}))
         return EXIT_OK
     order = [s.stage for s in db.stages(run.id)]
@@ -170,7 +173,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
         title += f" k={k}"
     answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
-    rendered = format_table(table, cols, [s for s in order if s in table], title, args.format)
+    shown = [s for s in order if s in table]
+    paired = run.config.get("kind") != "eval"  # the paired columns, when the run stored them
+    rendered = format_table(table, cols, shown, title, args.format, paired=paired)
     if args.out:
         Path(args.out).write_text(rendered + "\n", encoding="utf-8")
         print(f"wrote the {args.format} table of run {run.id} to {args.out}", file=sys.stderr)

@@ -7,6 +7,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from retrieval_bench.harness.paired import PairedView, decode
 from retrieval_bench.metrics.retrieval.scoring import budget_label
 from retrieval_bench.text_table import aligned
 
@@ -47,20 +48,33 @@ def format_table(
     stage_order: Sequence[str] | None = None,
     title: str | None = None,
     fmt: str = "text",
+    paired: bool = False,
 ) -> str:
     """Render ``stage → metric → value`` as an aligned text table, a Markdown table
     (title as a bold line above it) or CSV (no title; unrounded values, so a
-    spreadsheet gets the numbers, not their display)."""
+    spreadsheet gets the numbers, not their display).
+
+    ``paired``: when the table carries paired results (:mod:`.paired`), the columns
+    ``Δ<metric> vs <baseline>`` and ``p`` follow, a fusion significantly worse than
+    its best input gets a ``!`` and notes follow the table (CSV: the columns
+    ``Δ…``, ``p``, ``pairs`` and ``worse_than_input`` instead of marks and notes)."""
     stages = [s for s in (stage_order or list(table)) if s in table]
+    view = decode({s: table[s] for s in stages}) if paired else None
     header = ["stage", *columns]
     if fmt == "csv":
-        return csv_table(header, [[s, *(_csv(table[s].get(c)) for c in columns)] for s in stages])
-    rows = [[s, *(_fmt(table[s].get(c), c) for c in columns)] for s in stages]
+        rows = [[s, *(_csv(table[s].get(c)) for c in columns), *csv_cells(view, s)] for s in stages]
+        return csv_table([*header, *csv_header(view)], rows)
+    rows = [
+        [stage_label(view, s), *(_fmt(table[s].get(c), c) for c in columns), *paired_cells(view, s)]
+        for s in stages
+    ]
+    header += paired_header(view)
+    notes = paired_notes(view, stages)
     if fmt == "markdown":
-        return markdown_table(header, rows, title)
+        return "\n\n".join([markdown_table(header, rows, title), *notes])
     if fmt != "text":
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
-    return aligned(header, rows, title)
+    return "\n".join([aligned(header, rows, title), *notes])
 
 
 def _csv(value: float | None) -> str:
@@ -71,16 +85,113 @@ def csv_tables(
     tables: Mapping[str, Mapping[str, Mapping[str, float]]],
     columns: Sequence[str],
     stage_order: Sequence[str],
+    paired: bool = False,
 ) -> str:
     """Several subsets' stage tables (``subset → stage → metric``) as one CSV with a
-    leading ``subset`` column: one file a spreadsheet or pandas reads in one go."""
+    leading ``subset`` column: one file a spreadsheet or pandas reads in one go
+    (``paired``: with the paired columns of :func:`format_table`)."""
+    views = {subset: decode(table) if paired else None for subset, table in tables.items()}
+    first = next((v for v in views.values() if v is not None), None)
     rows = [
-        [subset, s, *(_csv(table[s].get(c)) for c in columns)]
+        [subset, s, *(_csv(table[s].get(c)) for c in columns),
+         *(csv_cells(views[subset], s) if first else [])]
         for subset, table in tables.items()
         for s in stage_order
         if s in table
+    ]  # fmt: skip
+    return csv_table(["subset", "stage", *columns, *csv_header(first)], rows)
+
+
+BASELINE_CELL = "—"
+"""What the baseline's own row shows in the paired columns."""
+
+
+def paired_header(view: PairedView | None) -> list[str]:
+    """The paired columns' headers: ``Δ<metric> vs <baseline>`` and ``p`` (none without)."""
+    return [] if view is None else [view.header, "p"]
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
+
+
+def p_text(value: float | None) -> str:
+    """A p-value with three decimals; ``<0.001`` below that; ``-`` when there is none."""
+    if value is None:
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def paired_cells(view: PairedView | None, stage: str) -> list[str]:
+    """``stage``'s Δ and Holm-adjusted p (the baseline: ``—``; no pairs: ``-``)."""
+    if view is None:
+        return []
+    if stage == view.baseline:
+        return [BASELINE_CELL, BASELINE_CELL]
+    test = view.tests.get(stage)
+    return ["-", "-"] if test is None else [_signed(test.delta), p_text(test.p_holm)]
+
+
+def stage_label(view: PairedView | None, stage: str) -> str:
+    """The stage's name, with ``!`` when it is a fusion flagged by the guard."""
+    guard = view.guards.get(stage) if view is not None else None
+    return f"{stage}!" if guard is not None and guard.worse else stage
+
+
+def csv_header(view: PairedView | None) -> list[str]:
+    return [] if view is None else [view.header, "p", "pairs", "worse_than_input"]
+
+
+def csv_cells(view: PairedView | None, stage: str) -> list[str]:
+    """Unrounded Δ, Holm-adjusted p, pairs and the input a flagged fusion is worse than."""
+    if view is None:
+        return []
+    test = view.tests.get(stage)
+    guard = view.guards.get(stage)
+    worse = guard.best_input if guard is not None and guard.worse else ""
+    if test is None:
+        return ["", "", "", worse]
+    return [_csv(test.delta), _csv(test.p_holm), str(test.n), worse]
+
+
+def _short(value: float | None) -> str:
+    """``.500`` for 0.5 (the guard's footnote); ``-`` for None."""
+    if value is None:
+        return "-"
+    text = f"{value:.3f}"
+    return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
+
+
+def _short_p(value: float | None) -> str:
+    return "<.001" if value is not None and value < 0.001 else _short(value)
+
+
+def paired_notes(view: PairedView | None, stages: Sequence[str]) -> list[str]:
+    """Lines below the table: what ``p`` is, stages paired on fewer queries than the
+    table has, and each fusion significantly worse than its best input."""
+    if view is None:
+        return []
+    notes = [
+        f"Δ, p: {view.metric} per query paired with {view.baseline} (two-sided randomisation "
+        "test; p Holm-adjusted across the table's stages)"
     ]
-    return csv_table(["subset", "stage", *columns], rows)
+    fewer = [
+        f"{s} {t.n} of {t.queries}"
+        for s in stages
+        if s != view.baseline and (t := view.tests.get(s)) is not None and t.n < t.queries
+    ]
+    if fewer:
+        notes.append(f"pairs: {', '.join(fewer)} queries (a failed query is left out)")
+    for s in stages:
+        g = view.guards.get(s)
+        if g is None or not g.worse:
+            continue
+        note = (
+            f"! {s} is significantly worse than its best input {g.best_input} ({view.metric} "
+            f"{_short(g.fusion_mean)} vs {_short(g.input_mean)}, p={_short_p(g.p_value)}"
+        )
+        notes.append(note + (f", {g.n} of {g.queries} queries)" if g.n < g.queries else ")"))
+    return notes
 
 
 def csv_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

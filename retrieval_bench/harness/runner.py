@@ -125,13 +125,41 @@ def _threshold_sweeps(
     return sweeps
 
 
+def _add_paired(result: BenchmarkResult) -> None:
+    """Each subset's paired columns (every stage against the baseline, the fusion
+    guard) into its table as reserved entries (:mod:`~retrieval_bench.harness.paired`)."""
+    from retrieval_bench.harness import paired
+
+    config = result.config.model_dump(mode="json")
+    baseline, metric = paired.resolve_baseline(config)
+    inputs = paired.fusion_inputs(config)
+    per_query = {
+        stage: {q: m for o in result.outcomes for q, m in o.per_query.get(stage, {}).items()}
+        for stage in result.stage_order
+    }
+    members = _subset_members(result.outcomes, result.config.metrics.subsets)
+    for subset, table in result.tables.items():
+        view = paired.paired_view(per_query, list(table), baseline, metric, inputs, members[subset])
+        if view is None:
+            if subset == "all":
+                log.warning(
+                    "no paired columns: baseline stage %s has no per-query %s values",
+                    baseline, metric,
+                )  # fmt: skip
+            continue
+        for stage, entries in paired.encode(view).items():
+            table[stage].update(entries)
+
+
 def summarise(result: BenchmarkResult) -> BenchmarkResult:
-    """Fill ``result``'s tables (per subset), counts and reranker threshold sweeps from
+    """Fill ``result``'s tables (per subset; with the paired columns of
+    :mod:`~retrieval_bench.harness.paired`), counts and reranker threshold sweeps from
     its outcomes; returns it."""
     cfg, outcomes = result.config, result.outcomes
     for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
         result.tables[subset] = _aggregate(outcomes, result.stage_order, members)
         result.counts[subset] = len(members)
+    _add_paired(result)
     result.sweeps = _threshold_sweeps(outcomes, [r.label for r in cfg.rerankers])
     return result
 
@@ -251,7 +279,7 @@ def _run_datasets(
     worker_prov: dict[str, Any] = {}
     for ds in prepared:
         if ds.spec.name not in grouped:
-            outcome, answers = run_stages(ds, cfg, llm_provider, progress)
+            outcome, answers = run_stages(ds, cfg, llm_provider, progress, ws)
             outcomes.append(outcome)
             answered.extend([answers] if answers is not None else [])
             continue

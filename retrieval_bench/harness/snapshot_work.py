@@ -110,9 +110,11 @@ def run_stages(
     cfg: BenchmarkConfig,
     llm_provider: LazyLLM | None,
     progress: Progress | None = None,
+    ws: Workspace | None = None,
 ) -> tuple[DatasetOutcome, DatasetAnswers | None]:
-    """Retrievers, fusions, rerankers and the answerer over ``ds``, every stage scored."""
-    ctx = StageContext(ds, llm_provider, progress)
+    """Retrievers, fusions, rerankers and the answerer over ``ds``, every stage scored;
+    ``ws`` is the run's workspace (its caches serve the stages)."""
+    ctx = StageContext(ds, llm_provider, progress, ws)
     need_train_runs = bool(fitted_stage_names(cfg.fusions, FUSIONS))
     retrieved, train_runs = run_retrievers(ctx, cfg.retrievers, cfg.candidates, need_train_runs)
     fused = run_fusions(ctx, retrieved, cfg.fusions, cfg.candidates, train_runs)
@@ -209,7 +211,7 @@ def run_group(
         return result
     if llm_provider is None:
         llm_provider = make_llm_provider(task.cfg, task.ws, result.provenance)
-    outcome, answers = run_stages(ds, task.cfg, llm_provider, progress)
+    outcome, answers = run_stages(ds, task.cfg, llm_provider, progress, task.ws)
     result.entry = {
         "snapshot": snapshot.source,
         "kind": snapshot.kind,

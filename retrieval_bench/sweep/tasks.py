@@ -112,7 +112,7 @@ def run_sweep_task(
         result.counts.chunkings_run += 1
         result.counts.chunkings_reused += len(cells) - 1
         chunk_seconds = ds.timings.get("chunk_index", 0.0)
-        shared = SharedStages(StageContext(ds, llm_provider, progress))
+        shared = SharedStages(StageContext(ds, llm_provider, progress, task.ws))
         for index, cfg in cells:
             stages = shared.stages_for(cfg)
             outcome = score_dataset(replace(ds, chunk_stats=dict(ds.chunk_stats)), stages, cfg)

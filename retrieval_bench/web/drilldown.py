@@ -6,7 +6,13 @@ gold files lost at that stage and the stage's failure.
 from __future__ import annotations
 
 from retrieval_bench.web.html import esc, page, table
-from retrieval_bench.web.rundata import PageNotFoundError, open_db, read_queries, run_href
+from retrieval_bench.web.rundata import (
+    PageNotFoundError,
+    open_db,
+    query_href,
+    read_queries,
+    run_href,
+)
 from retrieval_bench.workspace import Workspace
 
 __all__ = ["query_page"]
@@ -40,5 +46,5 @@ def query_page(ws: Workspace, run_id: str, query_id: str) -> str:
         failed = f"<p class='warn'>failed: {esc(info['failed'])}</p>" if info.get("failed") else ""
         rows.append([esc(stage), f"<ol>{files}</ol>{failed}", f"<ul>{lost}</ul>" if lost else "–"])
     body += ["<h2>Stages</h2>", table(["stage", "top files (gold marked)", "gold lost here"], rows)]
-    crumbs = [(run_href(run_id), run_id), (f"/runs/{run_id}/queries/{query_id}", query_id)]
+    crumbs = [(run_href(run_id), run_id), (query_href(run_id, query_id), query_id)]
     return page(f"Query {query_id}", "".join(body), crumbs)

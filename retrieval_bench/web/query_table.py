@@ -8,12 +8,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.comparison import higher_is_better
 from retrieval_bench.web.html import count, esc, link, num, sort_header, table_with_head
-from retrieval_bench.web.rundata import href, run_href
+from retrieval_bench.web.rundata import href, query_href, run_href
 
 __all__ = ["cell", "query_table"]
 
@@ -75,7 +74,7 @@ def query_table(
         return sort_header(col, target, (order or "asc") if col == sort else None)
 
     rows = [
-        [link(f"{run_href(run_id)}/queries/{quote(q, safe='')}", q), esc(texts.get(q, ""))]
+        [link(query_href(run_id, q), q), esc(texts.get(q, ""))]
         + [cell(m, per_query.get(q, {}).get(m)) for m in metrics]
         for q in ids
     ]

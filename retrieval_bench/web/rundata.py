@@ -24,6 +24,7 @@ __all__ = [
     "dataset_names",
     "href",
     "open_db",
+    "query_href",
     "read_queries",
     "run_dir",
     "run_href",
@@ -67,6 +68,12 @@ def href(path: str, **params: str) -> str:
 def run_href(run_id: str) -> str:
     """The address of a run's page."""
     return f"/runs/{quote(run_id, safe='')}"
+
+
+def query_href(run_id: str, query_id: str) -> str:
+    """The address of a query's drill-down; the id is quoted whole (``/``, ``%``,
+    ``#``, ``?``, spaces, unicode) and the route takes it back as a path parameter."""
+    return f"{run_href(run_id)}/queries/{quote(query_id, safe='')}"
 
 
 def dataset_key(run: RunRecord) -> str | None:

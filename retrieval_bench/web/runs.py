@@ -1,5 +1,6 @@
 """Benchmark pages of the web UI: the runs list and one run's page (status,
-per-stage table, the funnel of :mod:`.run_funnel`, the sortable per-query table
+per-stage table with its paired columns (:mod:`retrieval_bench.harness.paired`), the
+funnel of :mod:`.run_funnel`, the sortable per-query table
 of :mod:`.query_table`). The drill-down is :mod:`.drilldown`, the comparison
 :mod:`.compare`.
 
@@ -14,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.config import ANSWER_STAGE
+from retrieval_bench.harness.paired import decode
+from retrieval_bench.harness.report import paired_cells, paired_header, paired_notes, stage_label
 from retrieval_bench.store.db import ResultsDB, RunRecord
 from retrieval_bench.web.html import esc, link, num, page, table
 from retrieval_bench.web.query_table import query_table
@@ -149,9 +152,15 @@ def run_page(
         return page(f"Run {run_id}", "".join(body), crumbs)
 
     metrics = [f"P@{k}", f"R@{k}", f"F1@{k}", "MRR", f"nDCG@{k}", "lost", "failed"]
-    rows = [[esc(s)] + [num(tbl[s].get(m)) for m in metrics] for s in parents]
-    body += ["<h2>Per-stage metrics</h2>", table(["stage", *metrics], rows, cls="num",
-                                                 id="stages")]  # fmt: skip
+    view = decode({s: tbl[s] for s in parents})  # the paired columns, when stored
+    rows = [
+        [esc(stage_label(view, s))] + [num(tbl[s].get(m)) for m in metrics]
+        + [esc(c) for c in paired_cells(view, s)]
+        for s in parents
+    ]  # fmt: skip
+    header = ["stage", *metrics, *paired_header(view)]
+    notes = "".join(f"<p class='hint'>{esc(n)}</p>" for n in paired_notes(view, list(parents)))
+    body += ["<h2>Per-stage metrics</h2>", table(header, rows, cls="num", id="stages"), notes]
     queries = read_queries(ws, run_id)
     body += [
         "<h2 id='pipeline'>Stage</h2>",

@@ -109,8 +109,11 @@ def test_run_k_format_and_stage_lines_then_show(
     lines = target.read_text().splitlines()
     assert lines[0].startswith("**shop [all] run ") and lines[0].endswith(" k=3**")
     assert lines[2].startswith("| stage | P@3 | R@3 |") and lines[3].startswith("|:---|---:|")
-    assert [line.split(" | ")[0] for line in lines[4:]] == ["| bm25", "| exact", "| rrf"]
+    assert [line.split(" | ")[0] for line in lines[4:7]] == ["| bm25", "| exact", "| rrf"]
+    assert lines[2].endswith(" | ΔR@3 vs bm25 | p |")  # paired columns: R@table_k (-k 3)
+    assert lines[7] == "" and lines[8].startswith("Δ, p: R@3 per query paired with bm25")
     assert capsys.readouterr().out == ""  # --out: nothing on stdout
     assert main(["show", run_id, "--format", "csv", "-k", "1"]) == EXIT_OK
     table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["stage"] for r in table] == ["bm25", "exact", "rrf"] and "P@1" in table[0]
+    assert list(table[0])[-4:] == ["ΔR@3 vs bm25", "p", "pairs", "worse_than_input"]

@@ -184,3 +184,28 @@ def test_answer_metric_errors_name_the_key_path(metrics: object, needle: str) ->
     with pytest.raises(ConfigError) as info:
         parse_config({**BASE, "answer_metrics": metrics})
     assert needle in str(info.value)
+
+
+def test_baseline_names_a_stage_and_a_per_query_metric() -> None:
+    fused = {**BASE, "retrievers": [{"name": "bm25"}, {"name": "dense"}],
+             "fusions": [{"name": "rrf", "id": "rrf-issue"}]}  # fmt: skip
+    cfg = parse_config({**fused, "baseline": {"stage": "rrf-issue", "metric": "Acc@7"}})
+    assert cfg.baseline is not None and cfg.baseline.stage == "rrf-issue"
+    assert 7 in cfg.metrics.ks  # its cut-off is computed, as a table column's
+    with pytest.raises(ConfigError) as info:
+        parse_config({**fused, "baseline": {"stage": "bm2"}}, "c.yaml")
+    assert str(info.value) == (  # one line, as for answerer.input
+        "c.yaml: (top level): Value error, baseline.stage: 'bm2' is not a stage label; "
+        "choose one of: bm25, dense, rrf-issue"
+    )
+    with pytest.raises(ConfigError, match=r"baseline\.metric: .*'seconds' is a stage total"):
+        parse_config({**fused, "baseline": {"metric": "seconds"}})
+    with pytest.raises(ConfigError, match=r"baseline\.bogus"):
+        parse_config({**fused, "baseline": {"bogus": 1}})
+    # an absent baseline is left out of the fingerprint (old runs keep theirs)
+    plain = parse_config(fused)
+    assert plain.baseline is None
+    assert parse_config({**fused, "baseline": None}).fingerprint() == plain.fingerprint()
+    assert parse_config({**fused, "baseline": {"metric": "MRR"}}).fingerprint() != (
+        plain.fingerprint()
+    )

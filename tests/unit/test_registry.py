@@ -83,6 +83,7 @@ def test_built_in_fusions_and_rerankers_declare_training_and_llm_use() -> None:
     assert not any(FUSIONS.type_of(n).needs_llm for n in FUSIONS.names())
     llm = {n: RERANKERS.type_of(n).needs_llm for n in RERANKERS.names()}
     assert llm == {
+        "code-graph": False,
         "cross-encoder": False,
         "llm-logprob": True,
         "llm-select": True,

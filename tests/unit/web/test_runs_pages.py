@@ -50,6 +50,10 @@ def test_run_page_has_stage_table_and_funnel(client: TestClient, bench_ws: Bench
 
     r5 = ResultsDB(ws.db_path).stage_table(both)["rrf"]["R@5"]
     assert f"recall {r5:.3f}" in resp.text  # the funnel's context step: the stored R@5
+    # the paired columns: every stage against the first retriever on R@table_k
+    assert "<th>ΔR@5 vs bm25</th><th>p</th></tr>" in resp.text
+    assert "<td>—</td><td>—</td></tr>" in resp.text  # the baseline's own row
+    assert "Δ, p: R@5 per query paired with bm25" in resp.text
 
 
 def test_drill_down_shows_gold_and_lost_files(client: TestClient, bench_ws: Bench) -> None:

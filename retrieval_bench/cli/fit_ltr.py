@@ -1,0 +1,64 @@
+"""``rbench fit-ltr RUN_ID... --sources A,B --out MODEL`` (docs/stages.md#learning-to-rank).
+
+Fits the ``ltr`` fusion's model file from stored runs (their per-stage TREC
+runs and gold files), cross-fitted, and prints the training size, the
+out-of-fold selection check against the best input and the coefficients.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from retrieval_bench.cli.common import EXIT_BAD_INPUT, EXIT_OK, workspace
+
+
+def cmd_fit_ltr(args: argparse.Namespace) -> int:
+    from retrieval_bench.fusion.ltr_fit import describe, fit_ltr, load_training, write_model
+
+    results = workspace(args).results_dir
+    run_dirs = []
+    for run_id in args.run_ids:
+        run_dir = Path(run_id) if Path(run_id).is_dir() else results / run_id
+        if not (run_dir / "queries.jsonl").exists():
+            print(
+                f"rbench fit-ltr: {run_id}: no stored run folder with queries.jsonl under {results}"
+            )
+            return EXIT_BAD_INPUT
+        run_dirs.append(run_dir)
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    data = load_training(run_dirs, sources, args.split)
+    model = fit_ltr(data, folds=args.folds, C=args.C, seed=args.seed, objective=args.objective)
+    write_model(model, Path(args.out))
+    if args.json:
+        print(json.dumps({"model": args.out, **model.meta}))
+    else:
+        print(describe(model))
+        print(f"wrote {args.out}")
+    return EXIT_OK
+
+
+def add_fit_ltr_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
+    """``rbench fit-ltr RUN_ID... --sources A,B --out MODEL``."""
+    f = sub.add_parser(
+        "fit-ltr", help="fit the ltr fusion's model file from stored runs (cross-fitted)"
+    )
+    f.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="stored runs to learn from")
+    f.add_argument(
+        "--sources", required=True,
+        help="comma-separated stage labels whose runs are the features (the ltr fusion's inputs)",
+    )  # fmt: skip
+    f.add_argument("--out", required=True, metavar="FILE", help="model file to write (JSON)")
+    f.add_argument("--split", help="learn only from questions of this split (e.g. dev)")
+    f.add_argument("--folds", type=positive_int, default=5, help="cross-fitting folds")
+    f.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the regression")
+    f.add_argument("--seed", type=int, default=0, help="random_state of the solver and the test")
+    f.add_argument(
+        "--objective", default="Acc@5",
+        help="metric of the out-of-fold check against the best input (Acc@k, R@10, MRR)",
+    )  # fmt: skip
+    f.add_argument("--json", action="store_true", help="print the training summary as JSON")
+    f.set_defaults(func=cmd_fit_ltr)

@@ -1,0 +1,201 @@
+"""``ltr``: learning to rank over file-level features, with a cross-fitted model file.
+
+The learned-fusion rung for per-question snapshots (docs/stages.md#learning-to-rank).
+The ``learned`` fusion fits on a ``train_split`` of the *same* snapshot; a
+benchmark with one repository state per question has no such split. Here the
+model is fitted once, outside the run, by ``rbench fit-ltr`` on the stored runs
+of *other* questions (e.g. pairs mined from git histories:
+:mod:`retrieval_bench.fusion.ltr_fit`), and the config names the model file:
+
+    fusions:
+      - {name: ltr, model_file: ltr-history.json}
+
+Model: pointwise logistic regression over the features of
+:mod:`retrieval_bench.fusion.ltr_features` (per-source score, reciprocal rank,
+presence, ``n_sources`` and the path priors), standardised with the training
+mean and scale — the linear fusion of Vogt & Cottrell (1999) as a learning-to-rank
+model (Cooper, Gey & Dabney, SIGIR 1992). The fused score of a file is the
+predicted probability of relevance; ties break by id.
+
+Cross-fitting (Chernozhukov et al., "Double/debiased machine learning", 2018, §3):
+the model file holds one model per fold, each fitted without that fold's
+questions, and the model fitted on all of them. A question the model was
+trained on is scored by the fold model that did not see it; any other question
+by the full model. So no question is ever scored by a model trained on it, and
+the stage reports how many questions each kind scored
+(:attr:`LTRFusion.scored_by`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.fusion.base import Fusion, query_ids
+from retrieval_bench.fusion.ltr_features import feature_names, file_features, lift_to_files
+from retrieval_bench.registry import FUSIONS
+from retrieval_bench.types import Run
+
+FloatArray = npt.NDArray[np.float64]
+FORMAT = "retrieval_bench.fusion.ltr/1"
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """A standardised logistic regression: ``σ(b + Σ c_j (x_j - mean_j) / scale_j)``."""
+
+    mean: FloatArray
+    scale: FloatArray
+    coef: FloatArray
+    intercept: float
+
+    def predict(self, x: FloatArray) -> FloatArray:
+        """Probability of relevance for rows of raw features."""
+        z = ((x - self.mean) / self.scale) @ self.coef + self.intercept
+        return np.asarray(1.0 / (1.0 + np.exp(-z)), dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "coef": self.coef.tolist(),
+            "intercept": self.intercept,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], n_features: int) -> LinearModel:
+        arrays = [np.asarray(data[key], dtype=np.float64) for key in ("mean", "scale", "coef")]
+        if any(a.shape != (n_features,) for a in arrays):
+            raise ValueError(f"expected {n_features} values per array")
+        return cls(arrays[0], arrays[1], arrays[2], float(data["intercept"]))
+
+
+@dataclass(frozen=True)
+class LTRModel:
+    """The contents of a model file: sources, the full model and the fold models."""
+
+    sources: list[str]
+    full: LinearModel
+    folds: list[tuple[LinearModel, frozenset[str]]]
+    """(model fitted without these questions, the questions)."""
+    meta: dict[str, Any]
+
+    @property
+    def feature_names(self) -> list[str]:
+        return feature_names(self.sources)
+
+    def model_for(self, query_id: str) -> tuple[LinearModel, bool]:
+        """(the model to score ``query_id`` with, whether it is a held-out fold model)."""
+        for model, held_out in self.folds:
+            if query_id in held_out:
+                return model, True
+        return self.full, False
+
+    def coefficients(self) -> dict[str, float]:
+        """Feature → coefficient of the full model (on standardised features)."""
+        return dict(zip(self.feature_names, self.full.coef.tolist(), strict=True))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "sources": list(self.sources),
+            "feature_names": self.feature_names,
+            "full": self.full.to_dict(),
+            "folds": [{"model": m.to_dict(), "query_ids": sorted(ids)} for m, ids in self.folds],
+            **self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LTRModel:
+        if data.get("format") != FORMAT:
+            raise ConfigError(
+                f"ltr: not an ltr model file (format {data.get('format')!r}, expected {FORMAT!r})"
+            )
+        try:
+            sources = [str(s) for s in data["sources"]]
+            n = len(feature_names(sources))
+            if list(data.get("feature_names", feature_names(sources))) != feature_names(sources):
+                raise ValueError("feature names do not match this version's features")
+            full = LinearModel.from_dict(data["full"], n)
+            folds = [
+                (LinearModel.from_dict(f["model"], n), frozenset(str(q) for q in f["query_ids"]))
+                for f in data.get("folds", [])
+            ]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"ltr: malformed model file: {exc}") from exc
+        meta = {
+            k: v
+            for k, v in data.items()
+            if k not in ("format", "sources", "feature_names", "full", "folds")
+        }
+        return cls(sources, full, folds, meta)
+
+    @classmethod
+    def load(cls, path: str | Path) -> LTRModel:
+        """Read a model file written by ``rbench fit-ltr``."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(
+                f"ltr: model file {path} not found (write one with rbench fit-ltr)"
+            ) from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"ltr: cannot read model file {path}: {exc}") from exc
+        return cls.from_dict(data)
+
+
+def fuse_with(
+    model: LTRModel, runs: Sequence[Run], name: str, k: int
+) -> tuple[Run, dict[str, int]]:
+    """Score every candidate file of ``runs`` with ``model`` (module doc); also count
+    the questions scored by a held-out fold model and by the full model."""
+    file_runs = {run.name: lift_to_files(run) for run in runs}
+    fused: dict[str, dict[str, float]] = {}
+    counts = {"held_out_fold": 0, "full_model": 0}
+    for q in query_ids(runs):
+        cands, x = file_features(file_runs, model.sources, q)
+        linear, held_out = model.model_for(q)
+        counts["held_out_fold" if held_out else "full_model"] += 1
+        probs = linear.predict(x).tolist() if cands else []
+        fused[q] = dict(zip(cands, probs, strict=True))
+    return Run(name, fused).truncated(k), counts
+
+
+@FUSIONS.register("ltr")
+class LTRFusion(Fusion):
+    """Score files with a model fitted by ``rbench fit-ltr`` (module doc).
+
+    Only the model's sources are read (candidates and features); the run's
+    other stages are ignored.
+
+    Parameters:
+        model_file: the model file (relative paths resolve against the config's folder).
+        name: the name of the fused run.
+    """
+
+    def __init__(self, *, model_file: str, name: str = "ltr") -> None:
+        super().__init__()
+        self.name = name
+        self.model_file = str(model_file)
+        self.model = LTRModel.load(model_file)
+        self.scored_by: dict[str, int] = {}
+        """Questions of the last :meth:`fuse` per model kind (``held_out_fold``, ``full_model``)."""
+
+    def fuse(self, runs: Sequence[Run], k: int) -> Run:
+        names = {run.name for run in runs}
+        missing = [s for s in self.model.sources if s not in names]
+        if missing:
+            raise ConfigError(
+                f"ltr: the model was fitted on stages {self.model.sources}; this run lacks "
+                f"{missing} (add them with the same parameters, or re-fit)"
+            )
+        used = [run for run in runs if run.name in self.model.sources]
+        run, self.scored_by = fuse_with(self.model, used, self.name, k)
+        return run

@@ -1,0 +1,291 @@
+"""Fit an ``ltr`` model file from stored runs, cross-fitted (docs/stages.md#learning-to-rank).
+
+Training data are the per-stage TREC runs of stored benchmark runs
+(``results/<run>/runs/<dataset>/<stage>.trec``) and their questions' gold files
+(``queries.jsonl``, after any gold remapping), optionally restricted to one split
+(the row's ``split``, or the dataset's ``hash_split`` when the run set one). Every
+candidate file of every question is one row (features:
+:mod:`retrieval_bench.fusion.ltr_features`), labelled 1 when it is a gold file.
+
+Fitting: scikit-learn's ``LogisticRegression`` (L2, lbfgs,
+``class_weight="balanced"``, ``random_state`` fixed) on standardised features.
+Questions are split into ``folds`` folds by sha256 of their id; fold ``i``'s model
+is fitted on the other folds, and the full model on all. The out-of-fold scores
+give the *selection* check written into the model file: per question, the
+objective of the model's ranking and of each input's own file ranking, the
+best input by mean, and a paired randomisation test of the model against it.
+A model significantly worse than its best input is flagged
+(``selection.significantly_worse``) and ``rbench fit-ltr`` says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import platform
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.fusion.ltr import FORMAT, LinearModel, LTRModel
+from retrieval_bench.fusion.ltr_features import doc_path, file_features, lift_to_files
+from retrieval_bench.types import Run
+
+FloatArray = npt.NDArray[np.float64]
+OBJECTIVES = ("Acc@k", "Hit@k", "R@k", "MRR")
+
+
+@dataclass
+class TrainingSet:
+    """Questions with their gold files and the lifted (file-level) runs per source."""
+
+    sources: list[str]
+    gold: dict[str, frozenset[str]] = field(default_factory=dict)
+    runs: dict[str, Run] = field(default_factory=dict)
+    origins: list[dict[str, Any]] = field(default_factory=list)
+    """Per stored run: its id, datasets, fingerprints and how many questions it gave."""
+
+    @property
+    def query_ids(self) -> list[str]:
+        return sorted(self.gold)
+
+
+def question_splits(questions: Path, hash_split: float | None) -> dict[str, str]:
+    """Question id → split: the row's own, or the one ``hash_split`` gives."""
+    from retrieval_bench.datasets.jsonl import load_examples
+    from retrieval_bench.harness.pipeline import with_hash_split
+
+    out = {}
+    for e in load_examples(questions).examples:
+        if hash_split is not None:
+            e = with_hash_split(replace(e, split=None), hash_split)
+        out[e.id] = e.split or "all"
+    return out
+
+
+def load_training(
+    run_dirs: Sequence[Path], sources: Sequence[str], split: str | None = None
+) -> TrainingSet:
+    """Gather the questions of stored runs that ran every one of ``sources``."""
+    if not sources:
+        raise ConfigError("fit-ltr: name at least one source stage (--sources)")
+    data = TrainingSet(sorted(sources))
+    per_source: dict[str, dict[str, dict[str, float]]] = {s: {} for s in data.sources}
+    for run_dir in run_dirs:
+        cfg = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        datasets = {d["name"]: d for d in cfg["config"]["datasets"]}
+        keep: dict[str, frozenset[str]] = {}
+        with open(run_dir / "queries.jsonl", encoding="utf-8") as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+        splits: dict[str, dict[str, str]] = {}
+        for row in rows:
+            ds = row["dataset"]
+            if split is not None and ds not in splits:
+                spec = datasets[ds]
+                splits[ds] = question_splits(Path(spec["questions"]), spec.get("hash_split"))
+            qid = row["query_id"]
+            bare = qid.split(":", 1)[1] if qid.startswith(f"{ds}:") else qid
+            if split is not None and splits[ds].get(bare) != split:
+                continue
+            if row["gold_files"]:
+                keep[qid] = frozenset(row["gold_files"])
+        for ds in datasets:
+            for s in data.sources:
+                trec = run_dir / "runs" / ds / f"{s}.trec"
+                if not trec.exists():
+                    raise ConfigError(
+                        f"fit-ltr: run {run_dir.name} has no stage {s!r} for dataset {ds} "
+                        f"({trec} missing)"
+                    )
+                from retrieval_bench.store.trec import read_run
+
+                lifted = lift_to_files(read_run(trec, s))
+                for q, docs in lifted.scores.items():
+                    if q in keep:
+                        per_source[s][q] = docs
+        clash = sorted(set(keep) & set(data.gold))
+        if clash:
+            raise ConfigError(f"fit-ltr: question ids repeat across runs: {clash[:3]}")
+        data.gold.update(keep)
+        prov = cfg.get("provenance", {})
+        data.origins.append({
+            "run": run_dir.name,
+            "datasets": sorted(datasets),
+            "dataset_fingerprint": prov.get("dataset_fingerprint"),
+            "config_fingerprint": prov.get("config_fingerprint"),
+            "git_commit": prov.get("git_commit"),
+            "questions": len(keep),
+        })  # fmt: skip
+    if not data.gold:
+        raise ConfigError(f"fit-ltr: no labelled question in the runs (split {split!r})")
+    data.runs = {s: Run(s, per_source[s]) for s in data.sources}
+    return data
+
+
+def fold_of(query_id: str, folds: int) -> int:
+    """The fold of a question: sha256 of its id, modulo ``folds`` (stable across runs)."""
+    digest = hashlib.sha256(query_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % folds
+
+
+def _rows(data: TrainingSet, qids: Sequence[str]) -> tuple[FloatArray, FloatArray]:
+    xs: list[FloatArray] = []
+    ys: list[float] = []
+    for q in qids:
+        cands, x = file_features(data.runs, data.sources, q)
+        xs.append(x)
+        ys.extend(float(doc_path(c) in data.gold[q]) for c in cands)
+    return np.vstack(xs), np.asarray(ys, dtype=np.float64)
+
+
+def fit_linear(x: FloatArray, y: FloatArray, C: float = 1.0, seed: int = 0) -> LinearModel:
+    """Standardise, then fit a balanced L2 logistic regression (module doc)."""
+    from sklearn.linear_model import LogisticRegression
+
+    n_pos = int(y.sum())
+    if n_pos == 0 or n_pos == len(y):
+        raise ConfigError(
+            f"fit-ltr: {len(y)} candidate files of which {n_pos} are gold; need both kinds "
+            "(are the gold files among the sources' candidates?)"
+        )
+    mean = x.mean(axis=0)
+    std = x.std(axis=0)
+    scale = np.where(std > 0, std, 1.0)
+    model = LogisticRegression(
+        C=C, class_weight="balanced", max_iter=2000, random_state=seed, solver="lbfgs"
+    )
+    model.fit((x - mean) / scale, y.astype(np.int64))
+    return LinearModel(mean, scale, np.asarray(model.coef_[0], dtype=np.float64),
+                       float(model.intercept_[0]))  # fmt: skip
+
+
+def file_metric(ranked: Sequence[str], gold: frozenset[str], objective: str) -> float:
+    """One file-level metric of a ranking of paths, as docs/metrics.md defines it:
+    ``Acc@k`` every gold file in the top k, ``Hit@k`` some, ``R@k`` the share, ``MRR``."""
+    if objective == "MRR":
+        return next((1.0 / r for r, p in enumerate(ranked, 1) if p in gold), 0.0)
+    name, _, k_text = objective.partition("@")
+    if not k_text.isdigit() or int(k_text) < 1:
+        raise ConfigError(
+            f"fit-ltr: objective {objective!r}: choose one of {', '.join(OBJECTIVES)}"
+        )
+    top = ranked[: int(k_text)]
+    found = len(gold.intersection(top))
+    if name == "Acc":
+        return float(found == len(gold))
+    if name == "Hit":
+        return float(found > 0)
+    if name == "R":
+        return found / len(gold)
+    raise ConfigError(f"fit-ltr: objective {objective!r}: choose one of {', '.join(OBJECTIVES)}")
+
+
+def _ranking(scores: Mapping[str, float]) -> list[str]:
+    return [doc_path(d) for d, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def fit_ltr(
+    data: TrainingSet,
+    *,
+    folds: int = 5,
+    C: float = 1.0,
+    seed: int = 0,
+    objective: str = "Acc@5",
+    alpha: float = 0.05,
+) -> LTRModel:
+    """The full model, the fold models and the out-of-fold selection check (module doc)."""
+    from retrieval_bench.metrics.stats.randomisation import randomisation_test
+
+    if folds < 2:
+        raise ConfigError(f"fit-ltr: folds must be at least 2, not {folds}")
+    file_metric([], frozenset({"x"}), objective)  # validates the objective early
+    qids = data.query_ids
+    fold = {q: fold_of(q, folds) for q in qids}
+    x, y = _rows(data, qids)
+    full = fit_linear(x, y, C, seed)
+    fold_models: list[tuple[LinearModel, frozenset[str]]] = []
+    oof: dict[str, float] = {}
+    for i in range(folds):
+        held = [q for q in qids if fold[q] == i]
+        rest = [q for q in qids if fold[q] != i]
+        if not held or not rest:
+            continue
+        model = fit_linear(*_rows(data, rest), C, seed)
+        fold_models.append((model, frozenset(held)))
+        for q in held:
+            cands, xq = file_features(data.runs, data.sources, q)
+            scores = dict(zip(cands, model.predict(xq).tolist(), strict=True)) if cands else {}
+            oof[q] = file_metric(_ranking(scores), data.gold[q], objective)
+    inputs = {
+        s: [file_metric(_ranking(data.runs[s].scores.get(q, {})), data.gold[q], objective)
+            for q in qids]
+        for s in data.sources
+    }  # fmt: skip
+    ltr_values = [oof[q] for q in qids]
+    best = max(data.sources, key=lambda s: (float(np.mean(inputs[s])), s))
+    test = randomisation_test(inputs[best], ltr_values, seed=seed)
+    delta = float(np.mean(ltr_values) - np.mean(inputs[best]))
+    selection = {
+        "objective": objective,
+        "questions": len(qids),
+        "ltr_out_of_fold": float(np.mean(ltr_values)),
+        "inputs": {s: float(np.mean(v)) for s, v in inputs.items()},
+        "best_input": best,
+        "delta_vs_best_input": delta,
+        "p_value": float(test.p_value),
+        "significantly_worse": bool(delta < 0 and test.p_value < alpha),
+    }
+    import sklearn
+
+    meta = {
+        "training": {
+            "runs": data.origins,
+            "questions": len(qids),
+            "rows": int(len(y)),
+            "gold_rows": int(y.sum()),
+            "folds": folds,
+            "C": C,
+            "random_state": seed,
+            "model": "sklearn LogisticRegression(class_weight=balanced, lbfgs, L2)",
+            "versions": {"scikit-learn": sklearn.__version__, "numpy": np.__version__,
+                         "python": platform.python_version()},
+        },
+        "selection": selection,
+    }  # fmt: skip
+    return LTRModel(list(data.sources), full, fold_models, meta)
+
+
+def describe(model: LTRModel) -> str:
+    """A few lines for the terminal: training size, the selection check, coefficients."""
+    t, s = model.meta["training"], model.meta["selection"]
+    lines = [
+        f"ltr: {t['questions']} questions, {t['rows']} candidate files ({t['gold_rows']} gold), "
+        f"{t['folds']} folds",
+        f"selection ({s['objective']}, out of fold): ltr {s['ltr_out_of_fold']:.3f} vs best "
+        f"input {s['best_input']} {s['inputs'][s['best_input']]:.3f} "
+        f"(Δ {s['delta_vs_best_input']:+.3f}, p={s['p_value']:.3g})",
+    ]
+    if s["significantly_worse"]:
+        lines.append(
+            f"! the model is significantly worse than its best input {s['best_input']}: "
+            "use that input instead"
+        )
+    lines.append("inputs: " + ", ".join(f"{k} {v:.3f}" for k, v in s["inputs"].items()))
+    coefs = model.coefficients()
+    top = sorted(coefs.items(), key=lambda kv: -abs(kv[1]))
+    lines.append("coefficients: " + ", ".join(f"{k} {v:+.2f}" for k, v in top if math.isfinite(v)))
+    return "\n".join(lines)
+
+
+def write_model(model: LTRModel, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+
+
+__all__ = ["FORMAT", "TrainingSet", "describe", "fit_ltr", "load_training", "write_model"]
