@@ -33,9 +33,11 @@ carry them without a schema of their own:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from retrieval_bench.baseline_spec import STAGE_LEVEL_METRICS
@@ -127,14 +129,30 @@ def _labels(specs: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def fusion_inputs(config: Mapping[str, Any]) -> dict[str, list[str]]:
     """Fusion label → the retriever labels it fuses: every retriever but those its
-    ``weights`` give weight 0 (a retriever the weights do not name weighs 1)."""
+    ``weights`` give weight 0 (a retriever the weights do not name weighs 1); for a
+    fusion with a ``model_file`` (``ltr``), the model's ``sources``."""
     retrievers = _labels(config.get("retrievers") or [])
     out: dict[str, list[str]] = {}
     for spec in config.get("fusions") or []:
+        sources = _model_sources(spec.get("model_file"))
+        if sources is not None:
+            out[_labels([spec])[0]] = [r for r in retrievers if r in sources]
+            continue
         weights = spec.get("weights")
         weights = weights if isinstance(weights, Mapping) else {}
         out[_labels([spec])[0]] = [r for r in retrievers if float(weights.get(r, 1.0)) != 0.0]
     return out
+
+
+def _model_sources(model_file: object) -> set[str] | None:
+    """The ``sources`` a fusion's model file names, or None (no file, unreadable)."""
+    if not isinstance(model_file, str):
+        return None
+    try:
+        data = json.loads(Path(model_file).read_text(encoding="utf-8"))
+        return {str(s) for s in data["sources"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _value(row: Mapping[str, float] | None, metric: str) -> float | None:

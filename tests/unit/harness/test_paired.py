@@ -3,8 +3,10 @@ fusion guard, checked against direct calls of the statistics functions."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Collection
+from pathlib import Path
 
 import pytest
 
@@ -165,4 +167,18 @@ def test_defaults_of_the_baseline_and_the_inputs_of_a_fusion() -> None:
     assert fusion_inputs(config) == {
         "rrf": ["dense", "bm25-issue"], "lexical": ["bm25-issue"],
         "vote": ["dense", "bm25-issue"],
+    }  # fmt: skip
+
+
+def test_an_ltr_fusions_inputs_are_its_models_sources(tmp_path: Path) -> None:
+    model = tmp_path / "ltr.json"
+    model.write_text(json.dumps({"sources": ["bm25-issue", "files"]}))
+    config = {
+        "retrievers": [{"name": "bm25"}, {"name": "bm25", "id": "bm25-issue"},
+                       {"name": "bm25-files", "id": "files"}],
+        "fusions": [{"name": "ltr", "model_file": str(model)},
+                    {"name": "ltr", "id": "unreadable", "model_file": str(tmp_path / "none")}],
+    }  # fmt: skip
+    assert fusion_inputs(config) == {
+        "ltr": ["bm25-issue", "files"], "unreadable": ["bm25", "bm25-issue", "files"],
     }  # fmt: skip
