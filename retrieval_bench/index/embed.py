@@ -278,8 +278,12 @@ class CachedEmbedder:
 
     Counters (per call, unique texts): ``hits`` were served from the cache,
     ``misses`` went to the model. Duplicate texts inside one call are embedded
-    once.
+    once. New vectors are stored every :attr:`store_every` texts, so a run
+    stopped during a long cold embedding keeps what it had computed.
     """
+
+    store_every = 1024
+    """Texts sent to the model, and their vectors stored, per step."""
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache):
         self.embedder = embedder
@@ -319,9 +323,11 @@ class CachedEmbedder:
                 missing[h] = t
         self.hits += len(set(hashes)) - len(missing)
         self.misses += len(missing)
-        if missing:
-            miss_hashes = list(missing)
-            vectors = np.asarray(model(list(missing.values())), dtype=np.float32)
+        pending = list(missing.items())
+        for start in range(0, len(pending), self.store_every):
+            step = pending[start : start + self.store_every]
+            miss_hashes = [h for h, _ in step]
+            vectors = np.asarray(model([t for _, t in step]), dtype=np.float32)
             self.cache.put_many(key, miss_hashes, vectors)
             found.update(zip(miss_hashes, vectors, strict=True))
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)

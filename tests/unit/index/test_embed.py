@@ -94,6 +94,27 @@ def test_cached_embedder_embeds_only_misses_and_duplicates_once(cache: Embedding
     np.testing.assert_array_equal(out[1], out[2])
 
 
+class _FailsOnThirdCall(CountingEmbedder):
+    def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+        if self.calls == 2:
+            raise RuntimeError("stopped")
+        return super().embed(texts)
+
+
+def test_a_stopped_cold_embedding_keeps_the_steps_it_stored(cache: EmbeddingCache) -> None:
+    texts = [f"text number {chr(97 + i)}" for i in range(7)]
+    emb = CachedEmbedder(_FailsOnThirdCall(), cache)
+    emb.store_every = 3  # steps of 3 texts: stored, stored, then the model fails
+    with pytest.raises(RuntimeError, match="stopped"):
+        emb.embed(texts)
+    assert cache.count("fake-bow") == 6
+    again = CachedEmbedder(CountingEmbedder(), cache)
+    out = again.embed(texts)
+    assert again.embedder.seen == [texts[6]]  # type: ignore[attr-defined]
+    expected = CountingEmbedder().embed(texts)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
 def test_cache_is_shared_across_embedder_instances(tmp_path: Path) -> None:
     texts = ["alpha", "beta"]
     with EmbeddingCache.in_dir(tmp_path) as c:
