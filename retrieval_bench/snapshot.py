@@ -5,9 +5,10 @@
 
 * ``path/to/folder``: used in place; sha256 over the sorted (path, file sha256)
   of the files the ignore rules keep (see :mod:`retrieval_bench.files`).
-* ``git+<url>@<commit>`` or ``<url>.git@<commit>``: a bare clone in
-  ``cache_dir/git/<url hash>`` (fetched when the commit is missing), checked out
-  detached into ``cache_dir/git-trees/<sha>``; the full commit sha.
+* ``git+<url>@<commit>`` or ``<url>.git@<commit>``: the bare mirror of the URL in
+  ``cache_dir/mirrors/`` (:mod:`retrieval_bench.snapshot_mirrors`, shared with the
+  per-question ``repo`` + ``commit`` snapshots; fetched when the commit is missing),
+  checked out detached into ``cache_dir/git-trees/<sha>``; the full commit sha.
 * ``pypi:<name>==<version>`` or ``<name>==<version>``: the sdist from
   ``offline_dir``, the devsets folder, ``cache_dir/sdists`` or ``pip download``,
   verified and unpacked into ``cache_dir/sdist-trees/<name>-<version>/``; its sha256.
@@ -19,24 +20,23 @@ failure is a one-line :class:`SnapshotError` naming the input and what to do.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
-import tempfile
 import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from retrieval_bench.errors import SnapshotError
 from retrieval_bench.files import IgnoreRules
+from retrieval_bench.snapshot_build import build_aside, run_command
+from retrieval_bench.snapshot_build import snapshot_error as _fail
+from retrieval_bench.snapshot_mirrors import location, mirror_commits
 
 SnapshotKind = Literal["folder", "git", "pypi", "tarball", "repo", "groups"]
 """``groups``: the stand-in of a dataset whose questions have their own snapshots."""
@@ -47,7 +47,6 @@ _PYPI_RE = re.compile(
     r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==(?P<version>[^\s=]+)$"
 )
 _GIT_RE = re.compile(r"^(?P<url>.+\.git)@(?P<rev>[^@/\s]+)$")
-_TIMEOUT_S = 900
 
 
 @dataclass(frozen=True)
@@ -147,84 +146,20 @@ def file_sha256(path: Path) -> str:
 # ----------------------------------------------------------------------------- git
 
 
-def _fail(spec: str, problem: str, todo: str) -> SnapshotError:
-    return SnapshotError(f"{problem} (from {spec!r}): {todo}")
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no error output"
-
-
-def run_command(
-    spec: str, cmd: list[str], what: str, todo: str
-) -> subprocess.CompletedProcess[str]:
-    """Run a command without prompting; raise ``what failed: <last stderr line>; todo``."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        proc = subprocess.run(
-            cmd, env=env, capture_output=True, text=True, errors="replace", timeout=_TIMEOUT_S
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise _fail(spec, f"{what} timed out after {_TIMEOUT_S}s", todo) from exc
-    if proc.returncode != 0:
-        raise _fail(spec, f"{what} failed: {_last_line(proc.stderr)}", todo)
-    return proc
-
-
-def build_aside(dest: Path, build: Callable[[Path], object]) -> None:
-    """``build`` a new folder in a temp dir beside ``dest``, then rename it to ``dest``.
-
-    If another process finished the same ``dest`` first, theirs is kept.
-    """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{dest.name}-", dir=dest.parent))
-    try:
-        build(tmp / "new")
-        try:
-            os.rename(tmp / "new", dest)
-        except OSError:
-            if not dest.exists():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def _open_git(spec: str, url: str, rev: str, cache_dir: Path) -> Snapshot:
     if shutil.which("git") is None:
         raise _fail(spec, "git is not installed", "install git, or use a local folder or sdist")
-    if "://" not in url and Path(url).expanduser().exists():
-        url = str(Path(url).expanduser().resolve())
-    mirror = cache_dir / "git" / hashlib.sha256(url.encode()).hexdigest()[:16]
     todo = "check the URL, your network and credentials"
-    if not (mirror / "HEAD").exists():
-        clone = ["git", "clone", "--bare", "--quiet", url]
-        build_aside(
-            mirror, lambda new: run_command(spec, [*clone, str(new)], f"git clone {url}", todo)
-        )
-    sha = resolve_commit(mirror, rev)
+    mirror, found = mirror_commits(
+        url, [rev], cache_dir, label=spec, clone_todo=todo, fetch_todo=todo
+    )
+    sha = found[rev]
     if sha is None:
-        refspecs = ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"]
-        fetch = ["git", "--git-dir", str(mirror), "fetch", "--quiet", url]
-        run_command(spec, [*fetch, *refspecs], f"git fetch {url}", todo)
-        sha = resolve_commit(mirror, rev)
-        if sha is None and re.fullmatch(r"[0-9a-fA-F]{40}", rev):
-            with contextlib.suppress(SnapshotError):  # a commit no branch or tag points to
-                run_command(spec, [*fetch, rev], f"git fetch {url} {rev}", todo)
-            sha = resolve_commit(mirror, rev)
-    if sha is None:
-        raise _fail(spec, f"commit {rev!r} not found in {url}", "check the commit sha")
+        raise _fail(spec, f"commit {rev!r} not found in {location(url)}", "check the commit sha")
     tree = cache_dir / "git-trees" / sha
     if not (tree / ".git").exists():
         build_aside(tree, lambda new: _checkout(spec, mirror, sha, new))
     return Snapshot(tree, spec, "git", sha)
-
-
-def resolve_commit(mirror: Path, rev: str) -> str | None:
-    cmd = ["git", "--git-dir", str(mirror), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
-    sha = proc.stdout.strip()
-    return sha if proc.returncode == 0 and sha else None
 
 
 def _checkout(spec: str, mirror: Path, sha: str, work: Path) -> None:

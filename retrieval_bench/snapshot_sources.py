@@ -7,12 +7,13 @@
 * :func:`open_repo`: ``owner/name`` at a commit (or its parent). The repository's
   source is a local git bundle, a local repository or a URL (default
   ``https://github.com/<owner>/<name>.git``; :func:`repo_locations` reads the
-  overrides). It is cloned once as a bare mirror into ``cache_dir/mirrors/``; the
-  commit's tree is made once in ``cache_dir/repo-trees/<tree sha>`` (content-keyed:
-  two commits with one tree share it), its files hardlinked from the read-only blob
-  store ``cache_dir/repo-blobs/`` (each blob written once, so an extra tree costs its
-  folders on disk), else ``git archive``-d (:func:`_archive`); the fingerprint is the
-  commit sha.
+  overrides). It is read through its bare mirror in ``cache_dir/mirrors/``, the one
+  mirror cache ``git+URL@commit`` snapshots share (:mod:`retrieval_bench.snapshot_mirrors`:
+  cloned once, fetched once when a commit is missing); the commit's tree is made once
+  in ``cache_dir/repo-trees/<tree sha>`` (content-keyed: two commits with one tree
+  share it), its files hardlinked from the read-only blob store ``cache_dir/repo-blobs/``
+  (each blob written once, so an extra tree costs its folders on disk), else
+  ``git archive``-d (:func:`_archive`); the fingerprint is the commit sha.
 
 Every failure is a one-line :class:`SnapshotError` naming the input.
 
@@ -22,7 +23,6 @@ Size: the tree store of :func:`open_repo` (:func:`_archive` and its helpers: wha
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -32,14 +32,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from retrieval_bench.errors import SnapshotError
-from retrieval_bench.snapshot import (
-    Snapshot,
-    build_aside,
-    file_sha256,
-    read_unpack_meta,
-    run_command,
-    unpack_archive,
-)
+from retrieval_bench.snapshot import Snapshot, file_sha256, read_unpack_meta, unpack_archive
+from retrieval_bench.snapshot_build import build_aside, run_command
+from retrieval_bench.snapshot_mirrors import mirror_commits, mirror_path
 
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 DEFAULT_REPO_URL = "https://github.com/{repo}.git"
@@ -118,29 +113,6 @@ def _check_source(repo: str, source: str) -> None:
             )
 
 
-def _mirror(repo: str, source: str, cache_dir: Path) -> Path:
-    """The bare mirror of ``source`` in the cache, cloned on first use."""
-    if shutil.which("git") is None:
-        raise SnapshotError(f"repository {repo}: git is not installed: install git")
-    _check_source(repo, source)
-    if "://" not in source and Path(source).exists():
-        source = str(Path(source).resolve())
-    mirror = cache_dir / "mirrors" / hashlib.sha256(source.encode()).hexdigest()[:16]
-    if not (mirror / "HEAD").exists():
-        clone = ["git", "clone", "--bare", "--mirror", "--quiet", source]
-        todo = "check the bundle, mirror or URL (repos: in the config)"
-        what = f"git clone {source}"
-        build_aside(mirror, lambda new: run_command(repo, [*clone, str(new)], what, todo))
-    return mirror
-
-
-def _repo_mirror(repo: str, cache_dir: Path, source: str | None) -> tuple[Path, str]:
-    if not _REPO_NAME.match(repo) and source is None:
-        raise SnapshotError(f"repository {repo!r} is not owner/name: fix the row's repo")
-    source = source or repo_source(repo)
-    return _mirror(repo, source, Path(cache_dir).expanduser().resolve()), source
-
-
 def resolve_repo_commits(
     repo: str,
     commits: Sequence[str],
@@ -153,18 +125,30 @@ def resolve_repo_commits(
     one-line :class:`SnapshotError` saying why it cannot be.
 
     One ``git cat-file --batch-check`` for all of them (a run over hundreds of
-    questions resolves them in milliseconds, before any tree is extracted); a
-    mirror cloned from a URL is fetched once when some commit is missing. A
-    source that cannot be mirrored raises.
+    questions resolves them in milliseconds, before any tree is extracted), through
+    the one mirror cache (:mod:`retrieval_bench.snapshot_mirrors`): the mirror is
+    fetched from its source once when some commit is missing. A source that cannot
+    be mirrored or fetched from raises.
     """
-    mirror, source = _repo_mirror(repo, cache_dir, source)
+    if not _REPO_NAME.match(repo) and source is None:
+        raise SnapshotError(f"repository {repo!r} is not owner/name: fix the row's repo")
+    source = source or repo_source(repo)
+    if shutil.which("git") is None:
+        raise SnapshotError(f"repository {repo}: git is not installed: install git")
+    _check_source(repo, source)
     wanted = [c.strip() for c in commits]
     revs = [f"{c}^" if parent else c for c in wanted]
-    found = resolve_commits(mirror, [*revs, *wanted])
-    if "://" in source and any(found.get(r) is None for r in revs):
-        fetch = ["git", "--git-dir", str(mirror), "fetch", "--quiet", source, "+refs/*:refs/*"]
-        run_command(repo, fetch, f"git fetch {source}", "check the URL and your network")
-        found = resolve_commits(mirror, [*revs, *wanted])
+    clone_todo = "check the bundle, mirror or URL (repos: in the config)"
+    fetch_todo = "check the URL and your network" if "://" in source else clone_todo
+    cache_dir = Path(cache_dir).expanduser().resolve()
+    _, found = mirror_commits(
+        source,
+        [*revs, *wanted],
+        cache_dir,
+        label=repo,
+        clone_todo=clone_todo,
+        fetch_todo=fetch_todo,
+    )
     out: dict[str, str | SnapshotError] = {}
     for commit, rev in zip(wanted, revs, strict=True):
         sha = found.get(rev)
@@ -180,22 +164,6 @@ def resolve_repo_commits(
     return out
 
 
-def resolve_commits(mirror: Path, revs: Sequence[str]) -> dict[str, str | None]:
-    """``rev`` → its commit sha (None when the mirror has no such commit), in one
-    ``git cat-file --batch-check`` process."""
-    if not revs:
-        return {}
-    cmd = ["git", "--git-dir", str(mirror), "cat-file", "--batch-check=%(objectname) %(objecttype)"]
-    lines = "".join(f"{r}^{{commit}}\n" for r in revs if "\n" not in r)
-    proc = subprocess.run(cmd, input=lines, capture_output=True, text=True, errors="replace")
-    out: dict[str, str | None] = dict.fromkeys(revs)
-    answers = proc.stdout.splitlines() if proc.returncode == 0 else []
-    for rev, line in zip([r for r in revs if "\n" not in r], answers, strict=False):
-        sha, _, kind = line.partition(" ")
-        out[rev] = sha if kind == "commit" and len(sha) >= 40 else None
-    return out
-
-
 def open_repo(
     repo: str,
     commit: str,
@@ -206,11 +174,11 @@ def open_repo(
 ) -> Snapshot:
     """``repo`` at ``commit`` (``parent``: at ``commit^``) as a tree in the cache."""
     cache_dir = Path(cache_dir).expanduser().resolve()
-    mirror, source = _repo_mirror(repo, cache_dir, source)
     resolved = resolve_repo_commits(repo, [commit], cache_dir, source=source, parent=parent)
     sha = resolved[commit.strip()]
     if isinstance(sha, SnapshotError):
         raise sha
+    mirror = mirror_path(source or repo_source(repo), cache_dir)
     tree = _tree_of(mirror, sha)
     dest = cache_dir / "repo-trees" / tree
     if not dest.is_dir():

@@ -138,7 +138,7 @@ def test_git_snapshot_is_reused_and_fetches_new_commits(tmp_path: Path, origin: 
     third = origin.commit("third", {"c.py": "x = 3\n"})
     newer = open_snapshot(f"git+{origin.path}@{third}", cache)
     assert (newer.root / "c.py").exists()
-    assert len(list((cache / "git").iterdir())) == 1  # one mirror, fetched into
+    assert len(list((cache / "mirrors").iterdir())) == 1  # one mirror, fetched into
 
 
 @needs_git
