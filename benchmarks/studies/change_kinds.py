@@ -12,11 +12,9 @@ docs/examples are kept as gold, to see the real mix. Usage::
 from __future__ import annotations
 
 import argparse
-import subprocess
-import tempfile
 from pathlib import Path
 
-from mine_history_pairs import AUX, REPOS, SHARED  # sibling module: the scripts run standalone
+from mine_history_pairs import AUX, SHARED, mirrors  # sibling module: the scripts run standalone
 
 from retrieval_bench.datasets.gitmine import MineOptions, mine_examples
 from retrieval_bench.datasets.swebench import is_test_path
@@ -34,22 +32,18 @@ def main() -> None:
     options = MineOptions(skip_merges=False, skip_tests=False, max_files=20)
     print(f"{'repo':10}{'changes':>8}{'files':>7}  share of files: test aux source"
           "  | changes touching: test aux source")  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in REPOS:
-            mirror = Path(tmp) / f"{name}.git"
-            bundle = str(args.repos / f"{name}.bundle")
-            subprocess.run(["git", "clone", "-q", "--bare", bundle, str(mirror)], check=True)
-            changes = mine_examples(mirror, options=options).examples[-args.last :]
-            files = [kind(g) for e in changes for g in e.gold_files]
-            share = {k: files.count(k) / len(files) for k in ("test", "aux", "source")}
-            touch = {
-                k: sum(any(kind(g) == k for g in e.gold_files) for e in changes) / len(changes)
-                for k in ("test", "aux", "source")
-            }
-            line = f"{name:10}{len(changes):8}{len(files):7}  "
-            line += f"{share['test']:20.2f}{share['aux']:5.2f}{share['source']:7.2f}"
-            line += f"  | {touch['test']:19.2f}{touch['aux']:5.2f}{touch['source']:7.2f}"
-            print(line)
+    for name, mirror in mirrors(args.repos):
+        changes = mine_examples(mirror, options=options).examples[-args.last :]
+        files = [kind(g) for e in changes for g in e.gold_files]
+        share = {k: files.count(k) / len(files) for k in ("test", "aux", "source")}
+        touch = {
+            k: sum(any(kind(g) == k for g in e.gold_files) for e in changes) / len(changes)
+            for k in ("test", "aux", "source")
+        }
+        line = f"{name:10}{len(changes):8}{len(files):7}  "
+        line += f"{share['test']:20.2f}{share['aux']:5.2f}{share['source']:7.2f}"
+        line += f"  | {touch['test']:19.2f}{touch['aux']:5.2f}{touch['source']:7.2f}"
+        print(line)
 
 
 if __name__ == "__main__":

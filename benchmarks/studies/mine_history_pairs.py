@@ -30,6 +30,7 @@ import json
 import re
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -53,6 +54,17 @@ def excluded_commits(paths: list[Path]) -> set[str]:
     return out
 
 
+def mirrors(repos: Path) -> Iterator[tuple[str, Path]]:
+    """(name, bare clone) of each bundle of :data:`REPOS` in ``repos``, in a temp
+    folder that lasts while the caller iterates."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in REPOS:
+            mirror = Path(tmp) / f"{name}.git"
+            bundle = str(repos / f"{name}.bundle")
+            subprocess.run(["git", "clone", "-q", "--bare", bundle, str(mirror)], check=True)
+            yield name, mirror
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -66,24 +78,20 @@ def main() -> None:
     args = ap.parse_args()
     skip = excluded_commits(args.exclude)
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in REPOS:
-            mirror = Path(tmp) / f"{name}.git"
-            bundle = str(args.repos / f"{name}.bundle")
-            subprocess.run(["git", "clone", "-q", "--bare", bundle, str(mirror)], check=True)
-            mined = mine_examples(
-                mirror, id_prefix=f"{name}-hist-", options=MineOptions(skip_merges=False)
-            )
-            kept = []
-            for e in mined.examples:
-                commit = str(e.meta.get("commit", ""))
-                gold = tuple(g for g in e.gold_files if not AUX.search(g))
-                if commit in skip or not gold:
-                    continue
-                kept.append(replace(e, gold_files=gold, split="train"))
-            kept = kept[-args.last :]
-            jsonl.write_examples(args.out / f"{name}.jsonl", kept)
-            print(f"{name}: {len(mined.examples)} mined, {len(kept)} kept")
+    for name, mirror in mirrors(args.repos):
+        mined = mine_examples(
+            mirror, id_prefix=f"{name}-hist-", options=MineOptions(skip_merges=False)
+        )
+        kept = []
+        for e in mined.examples:
+            commit = str(e.meta.get("commit", ""))
+            gold = tuple(g for g in e.gold_files if not AUX.search(g))
+            if commit in skip or not gold:
+                continue
+            kept.append(replace(e, gold_files=gold, split="train"))
+        kept = kept[-args.last :]
+        jsonl.write_examples(args.out / f"{name}.jsonl", kept)
+        print(f"{name}: {len(mined.examples)} mined, {len(kept)} kept")
 
 
 if __name__ == "__main__":

@@ -34,26 +34,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
-from retrieval_bench.datasets.jsonl import load_examples
 from retrieval_bench.harness.paired import decode, encode, fusion_inputs, paired_view
 from retrieval_bench.harness.paired import resolve_baseline as default_baseline
-from retrieval_bench.harness.pipeline import with_hash_split
+from retrieval_bench.harness.pipeline import question_splits
 from retrieval_bench.harness.report import paired_cells, paired_header, paired_notes, stage_label
 
 COLUMNS = ("Acc@1", "Acc@3", "Acc@5", "Acc@10", "MRR", "R@10")
-
-
-def splits_of(questions: Path, hash_split: float | None) -> dict[str, str]:
-    """Query id → split (module doc)."""
-    out = {}
-    for e in load_examples(questions).examples:
-        if hash_split is not None:
-            e = with_hash_split(replace(e, split=None), hash_split)
-        out[e.id] = e.split or "all"
-    return out
 
 
 def tables(
@@ -67,7 +55,7 @@ def tables(
     run = json.loads((run_dir / "run.json").read_text())
     config = run["run"]["config"]
     questions = Path(config["datasets"][0]["questions"])
-    split = splits_of(questions, hash_split)
+    split = question_splits(questions, hash_split)
     seconds = {s["stage"]: s["seconds"] for s in run["stages"]}
     rows: dict[str, dict[str, dict[str, dict[str, float]]]] = {}  # split → stage → query
     with open(run_dir / "query_metrics.jsonl", encoding="utf-8") as fh:

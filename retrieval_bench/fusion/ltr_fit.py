@@ -24,8 +24,8 @@ import hashlib
 import json
 import math
 import platform
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,17 @@ import numpy.typing as npt
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.fusion.ltr import FORMAT, LinearModel, LTRModel
 from retrieval_bench.fusion.ltr_features import doc_path, file_features, lift_to_files
+from retrieval_bench.metrics.retrieval.file_ids import file_id
+from retrieval_bench.metrics.retrieval.ranking import (
+    Judged,
+    all_found,
+    judge,
+    judge_scores,
+    recall,
+    reciprocal_rank,
+    success,
+)
+from retrieval_bench.store.trec import read_run
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]
@@ -50,29 +61,28 @@ class TrainingSet:
     runs: dict[str, Run] = field(default_factory=dict)
     origins: list[dict[str, Any]] = field(default_factory=list)
     """Per stored run: its id, datasets, fingerprints and how many questions it gave."""
+    _features: dict[str, tuple[list[str], FloatArray]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    def features(self, query_id: str) -> tuple[list[str], FloatArray]:
+        """Candidate files and feature rows of one question, computed once (the full
+        model and every fold's model read the same rows)."""
+        if query_id not in self._features:
+            self._features[query_id] = file_features(self.runs, self.sources, query_id)
+        return self._features[query_id]
 
     @property
     def query_ids(self) -> list[str]:
         return sorted(self.gold)
 
 
-def question_splits(questions: Path, hash_split: float | None) -> dict[str, str]:
-    """Question id → split: the row's own, or the one ``hash_split`` gives."""
-    from retrieval_bench.datasets.jsonl import load_examples
-    from retrieval_bench.harness.pipeline import with_hash_split
-
-    out = {}
-    for e in load_examples(questions).examples:
-        if hash_split is not None:
-            e = with_hash_split(replace(e, split=None), hash_split)
-        out[e.id] = e.split or "all"
-    return out
-
-
 def load_training(
     run_dirs: Sequence[Path], sources: Sequence[str], split: str | None = None
 ) -> TrainingSet:
     """Gather the questions of stored runs that ran every one of ``sources``."""
+    from retrieval_bench.harness.pipeline import question_splits
+
     if not sources:
         raise ConfigError("fit-ltr: name at least one source stage (--sources)")
     data = TrainingSet(sorted(sources))
@@ -103,8 +113,6 @@ def load_training(
                         f"fit-ltr: run {run_dir.name} has no stage {s!r} for dataset {ds} "
                         f"({trec} missing)"
                     )
-                from retrieval_bench.store.trec import read_run
-
                 lifted = lift_to_files(read_run(trec, s))
                 for q, docs in lifted.scores.items():
                     if q in keep:
@@ -138,7 +146,7 @@ def _rows(data: TrainingSet, qids: Sequence[str]) -> tuple[FloatArray, FloatArra
     xs: list[FloatArray] = []
     ys: list[float] = []
     for q in qids:
-        cands, x = file_features(data.runs, data.sources, q)
+        cands, x = data.features(q)
         xs.append(x)
         ys.extend(float(doc_path(c) in data.gold[q]) for c in cands)
     return np.vstack(xs), np.asarray(ys, dtype=np.float64)
@@ -165,29 +173,40 @@ def fit_linear(x: FloatArray, y: FloatArray, C: float = 1.0, seed: int = 0) -> L
                        float(model.intercept_[0]))  # fmt: skip
 
 
-def file_metric(ranked: Sequence[str], gold: frozenset[str], objective: str) -> float:
-    """One file-level metric of a ranking of paths, as docs/metrics.md defines it:
-    ``Acc@k`` every gold file in the top k, ``Hit@k`` some, ``R@k`` the share, ``MRR``."""
+_MEASURES: dict[str, Callable[[Judged, int], FloatArray]] = {
+    "Acc": all_found,
+    "Hit": success,
+    "R": recall,
+}
+
+
+def _measure(objective: str) -> Callable[[Judged], FloatArray]:
+    """The per-query measure of ``objective`` over judged rankings (the metric
+    code the stage tables use: docs/metrics.md)."""
     if objective == "MRR":
-        return next((1.0 / r for r, p in enumerate(ranked, 1) if p in gold), 0.0)
+        return reciprocal_rank
     name, _, k_text = objective.partition("@")
-    if not k_text.isdigit() or int(k_text) < 1:
+    measure = _MEASURES.get(name)
+    if measure is None or not k_text.isdigit() or int(k_text) < 1:
         raise ConfigError(
             f"fit-ltr: objective {objective!r}: choose one of {', '.join(OBJECTIVES)}"
         )
-    top = ranked[: int(k_text)]
-    found = len(gold.intersection(top))
-    if name == "Acc":
-        return float(found == len(gold))
-    if name == "Hit":
-        return float(found > 0)
-    if name == "R":
-        return found / len(gold)
-    raise ConfigError(f"fit-ltr: objective {objective!r}: choose one of {', '.join(OBJECTIVES)}")
+    return lambda judged: measure(judged, int(k_text))
 
 
-def _ranking(scores: Mapping[str, float]) -> list[str]:
-    return [doc_path(d) for d, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))]
+def file_metric(ranked: Sequence[str], gold: frozenset[str], objective: str) -> float:
+    """One file-level metric of a ranking of paths, as docs/metrics.md defines it:
+    ``Acc@k`` every gold file in the top k, ``Hit@k`` some, ``R@k`` the share, ``MRR``."""
+    return float(_measure(objective)(judge([ranked], [dict.fromkeys(gold, 1)]))[0])
+
+
+def objective_values(
+    scores: Sequence[Mapping[str, float]], golds: Sequence[frozenset[str]], objective: str
+) -> list[float]:
+    """Per question, ``objective`` of its ``file:`` id scores ranked as ``Run.ranked``."""
+    qrels = [{file_id(p): 1 for p in gold} for gold in golds]
+    values: list[float] = _measure(objective)(judge_scores(scores, qrels)).tolist()
+    return values
 
 
 def fit_ltr(
@@ -204,13 +223,13 @@ def fit_ltr(
 
     if folds < 2:
         raise ConfigError(f"fit-ltr: folds must be at least 2, not {folds}")
-    file_metric([], frozenset({"x"}), objective)  # validates the objective early
+    _measure(objective)  # validates the objective early
     qids = data.query_ids
     fold = {q: fold_of(q, folds) for q in qids}
     x, y = _rows(data, qids)
     full = fit_linear(x, y, C, seed)
     fold_models: list[tuple[LinearModel, frozenset[str]]] = []
-    oof: dict[str, float] = {}
+    oof_scores: dict[str, dict[str, float]] = {}
     for i in range(folds):
         held = [q for q in qids if fold[q] == i]
         rest = [q for q in qids if fold[q] != i]
@@ -219,15 +238,15 @@ def fit_ltr(
         model = fit_linear(*_rows(data, rest), C, seed)
         fold_models.append((model, frozenset(held)))
         for q in held:
-            cands, xq = file_features(data.runs, data.sources, q)
-            scores = dict(zip(cands, model.predict(xq).tolist(), strict=True)) if cands else {}
-            oof[q] = file_metric(_ranking(scores), data.gold[q], objective)
+            cands, xq = data.features(q)
+            predicted = model.predict(xq).tolist() if cands else []
+            oof_scores[q] = dict(zip(cands, predicted, strict=True))
+    golds = [data.gold[q] for q in qids]
     inputs = {
-        s: [file_metric(_ranking(data.runs[s].scores.get(q, {})), data.gold[q], objective)
-            for q in qids]
+        s: objective_values([data.runs[s].scores.get(q, {}) for q in qids], golds, objective)
         for s in data.sources
-    }  # fmt: skip
-    ltr_values = [oof[q] for q in qids]
+    }
+    ltr_values = objective_values([oof_scores[q] for q in qids], golds, objective)
     best = max(data.sources, key=lambda s: (float(np.mean(inputs[s])), s))
     test = randomisation_test(inputs[best], ltr_values, seed=seed)
     delta = float(np.mean(ltr_values) - np.mean(inputs[best]))

@@ -235,6 +235,17 @@ def with_hash_split(example: Example, test_fraction: float) -> Example:
     return replace(example, split="test" if share < test_fraction else "dev")
 
 
+def question_splits(questions: Path, hash_split: float | None) -> dict[str, str]:
+    """Question id → split of a questions file: the row's own (``all`` when it has
+    none), or, with ``hash_split``, the one :func:`with_hash_split` gives."""
+    out = {}
+    for e in load_examples(questions).examples:
+        if hash_split is not None:
+            e = with_hash_split(replace(e, split=None), hash_split)
+        out[e.id] = e.split or "all"
+    return out
+
+
 def select_questions(spec: DatasetSpec) -> tuple[LoadResult, list[Example], list[Example]]:
     """The dataset's questions: (everything loaded, the evaluated examples, the
     ``train_split`` examples), after ``split``, ``limit`` and ``train_limit``.
