@@ -10,6 +10,7 @@ api.evaluate("benchmarks/eval/fixtures_answers.jsonl", ["token_f1", "bleu"]).res
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,16 @@ def index(
     index_uri: Path | None = None,
     rebuild: bool = False,
     progress: Progress | None = None,
+    *,
+    ignore: Sequence[str] = (),
+    include: Sequence[str] = (),
 ) -> Any:
     """``rbench index``: build or update the LanceDB index of a repository; returns BuildStats.
 
     ``progress`` (e.g. :class:`retrieval_bench.progress.ProgressReporter`) hears
     ``("index <repo>", done, total, unit)``: files chunked, then chunks embedded.
+    ``ignore`` and ``include`` are a dataset's ``ignore:`` and ``include:`` lists
+    (docs/datasets.md#ignore-rules-and-skipped-files); they are part of the index name.
     """
     from retrieval_bench.index.embed import default_embedder
     from retrieval_bench.index.store import CodebaseIndex
@@ -61,8 +67,8 @@ def index(
     snapshot = open_snapshot(repo, ws.snapshots_dir)
     chunker = chunker or make_chunker()
     embedder = default_embedder(ws)
-    name = index_name(snapshot, chunker, embedder.name)
-    store = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder)
+    name = index_name(snapshot, chunker, embedder.name, ignore, include)
+    store = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder, ignore, include)
     report = for_label(progress, f"index {Path(snapshot.root).name}")
     if store.exists() and not rebuild:
         return store.update(snapshot.root, report)
@@ -78,9 +84,14 @@ def query(
     workspace: Workspace | None = None,
     index_uri: Path | None = None,
     progress: Progress | None = None,
+    *,
+    ignore: Sequence[str] = (),
+    include: Sequence[str] = (),
     **params: Any,
 ) -> list[tuple[Chunk, float]]:
     """``rbench query``: the top ``n`` chunks of one retriever for one question.
+
+    ``ignore`` and ``include`` choose the files searched, as in :func:`index`.
 
     An empty question or ``n`` below 1 raises :class:`ConfigError` before the
     repository is opened; a repository with nothing to index raises
@@ -101,6 +112,8 @@ def query(
         with_vectors=with_vectors,
         progress=for_label(progress, f"index {Path(snapshot.root).name}"),
         index_uri=index_uri,
+        ignore=ignore,
+        include=include,
     )
     searcher = registry.create("retrievers", retriever, **params)
     searcher.index(corpus, store if searcher.uses_vector_index else None)
@@ -115,8 +128,10 @@ def compare(
 ) -> Any:
     """``rbench compare``: paired per-query comparison of stored runs (``RUN`` or
     ``RUN:STAGE``); options as :func:`retrieval_bench.harness.compare.compare_runs`
-    (baseline, metrics, stages, subset, test, alpha, n_resamples, seed). Returns a
-    ``Comparison``; :func:`retrieval_bench.harness.compare.gate` finds regressions."""
+    (baseline, metrics, stages, subset, test, alpha, n_resamples, seed,
+    allow_different_data: runs whose dataset fingerprints differ raise
+    ``DifferentDataError`` without it). Returns a ``Comparison``;
+    :func:`retrieval_bench.harness.compare.gate` finds regressions."""
     from retrieval_bench.harness.compare import compare_runs
     from retrieval_bench.store.db import ResultsDB
 

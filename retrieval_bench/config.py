@@ -31,10 +31,11 @@ import hashlib
 import json
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -45,7 +46,10 @@ from pydantic import (
 )
 
 from retrieval_bench.baseline_spec import BaselineSpec
+from retrieval_bench.data_root import check_data_files, expand_data_root
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.executor_spec import ExecutorSpec  # re-exported (executor_spec.py)
+from retrieval_bench.files import check_include
 from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.specs import (
     MetricSpec,
@@ -78,6 +82,8 @@ class DatasetSpec(BaseModel):
     """Only the first N training examples (LLM stages also run on them)."""
     ignore: list[str] = Field(default_factory=list)
     """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
+    include: Annotated[list[str], AfterValidator(check_include)] = Field(default_factory=list)
+    """Globs such as ``*.py``: only the files one of them matches are kept (docs/datasets.md)."""
     gold_paths: Literal["exact", "suffix"] = "exact"
     """``suffix``: a gold path the snapshot lacks is mapped to the one snapshot file
     whose path ends with ``/<gold path>`` (labels made against a release whose layout
@@ -133,31 +139,6 @@ class AnswererSpec(BaseModel):
         if v not in ANSWER_RUNGS:
             raise ValueError(f"unknown rung {v!r}; choose one of: {', '.join(ANSWER_RUNGS)}")
         return v
-
-
-EXECUTORS = ("serial", "processes", "ray")
-"""Where the per-snapshot work of a run goes (docs/configuration.md#executor)."""
-
-
-class ExecutorSpec(BaseModel):
-    """The ``executor:`` section: where a dataset's snapshot groups run
-    (docs/configuration.md#executor). Results do not depend on it, so it is left
-    out of the config fingerprint and may change when a run is resumed."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: Literal["serial", "processes", "ray"] = "serial"
-    """``serial``: this process; ``processes``: a local process pool; ``ray``: Ray tasks."""
-    jobs: int | None = Field(default=None, gt=0)
-    """Workers (processes) or CPUs (a Ray cluster started here); default: the machine's cores."""
-    address: str | None = None
-    """Ray only: None starts a local cluster for the run; ``auto`` joins the one on this
-    machine (``ray start --head``); ``HOST:PORT`` or ``ray://HOST:10001`` joins that one."""
-
-    @model_validator(mode="after")
-    def _address_only_for_ray(self) -> ExecutorSpec:
-        if self.address is not None and self.name != "ray":
-            raise ValueError(f"address is for the ray executor, not {self.name!r}")
-        return self
 
 
 class BenchmarkConfig(BaseModel):
@@ -383,16 +364,30 @@ def load_metric_specs(path: Path | str) -> tuple[list[MetricSpec], LLMSpec | Non
     return specs, llm_spec
 
 
-def load_config(path: Path | str, base_dir: Path | None = None) -> BenchmarkConfig:
+def load_config(
+    path: Path | str, base_dir: Path | None = None, data_root: Path | None = None
+) -> BenchmarkConfig:
     """Load YAML (``.yaml``/``.yml``) or TOML (``.toml``).
 
     Relative paths inside resolve against ``base_dir``, by default the config
     file's own folder: a config means the same files whatever directory it is
     run from (``rbench run benchmarks/configs/fixtures.yaml`` from the
     repository root, or ``rbench run fixtures.yaml`` from its folder).
+    ``data_root`` is ``--data-root`` (:mod:`retrieval_bench.data_root`).
     """
     path = Path(path)
     data = read_mapping(path, "config file", "benchmark config", "at the top level")
-    cfg = parse_config(data, str(path), base_dir or path.resolve().parent)
+    if "sweep" in data:
+        raise ConfigError(f"{path} is a sweep config: use rbench sweep {path}")
+    return load_parsed(data, path, base_dir or path.resolve().parent, data_root)
+
+
+def load_parsed(
+    data: dict[str, Any], path: Path, base_dir: Path, data_root: Path | None = None
+) -> BenchmarkConfig:
+    """:func:`load_config` of a file's mapping ``data`` (``rbench sweep`` reads it itself)."""
+    root = expand_data_root(data, base_dir, str(path), data_root)
+    cfg = parse_config(data, str(path), base_dir)
+    check_data_files(root, {f"dataset {d.name}:": d.questions for d in cfg.datasets}, str(path))
     cfg.check_answer_stage(str(path))
     return cfg

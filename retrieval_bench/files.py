@@ -2,10 +2,12 @@
 (docs/datasets.md#ignore-rules-and-skipped-files).
 
 ``.gitignore`` files (at any depth) and a project ignore file
-``.rbenchignore`` (same syntax, root only) are obeyed, plus ``.git/``.
-Binary, empty and over-large files are skipped with a recorded reason;
-non-UTF-8 text is decoded with replacement characters and flagged, so one
-bad file never stops a build.
+``.rbenchignore`` (same syntax, root only) are obeyed, plus ``.git/``, each read
+with git's rules (:mod:`retrieval_bench.gitignore`): the walk never enters a folder
+git would not enter. A dataset's ``ignore:`` list drops more, and its ``include:``
+globs keep only the files they match. Binary, empty and over-large files are
+skipped with a recorded reason; non-UTF-8 text is decoded with replacement
+characters and flagged, so one bad file never stops a build.
 
 A run over many snapshots of one repository walks mostly the same paths under
 the same rules, and (in ``repo-trees``, docs/architecture.md#caches) the same
@@ -19,12 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
+
+from retrieval_bench import gitignore
+from retrieval_bench.errors import ConfigError
 
 IGNORE_FILES = (".gitignore", ".rbenchignore")
 ALWAYS_IGNORED = (".git/", ".hg/", ".svn/", ".rbench/")
@@ -63,22 +69,66 @@ def is_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def _load_spec(path: Path) -> list[str]:
+def _load_lines(path: Path) -> list[str]:
+    """An ignore file's lines as git reads them: split on LF only, one CR before it
+    dropped, a UTF-8 byte order mark skipped; an unreadable file has none."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return []
+    text = text.removeprefix("\ufeff")
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def include_spec(include: tuple[str, ...] | list[str]) -> pathspec.GitIgnoreSpec | None:
+    """The compiled ``include`` globs (None when there are none), or a one-line
+    :class:`ConfigError` for one that cannot select anything."""
+    for glob in include:
+        if not glob.strip() or glob.lstrip().startswith(("!", "#")):
+            raise ConfigError(
+                f"include: {glob!r} selects no file; give globs such as '*.py' or 'src/' "
+                "(to drop files, use ignore:)"
+            )
+        try:
+            pathspec.GitIgnoreSpec.from_lines([glob])
+        except (ValueError, re.error):  # pathspec's GitIgnorePatternError; "[z-a]"
+            raise ConfigError(
+                f"include: {glob!r} is not a valid glob; give globs such as '*.py' or 'src/'"
+            ) from None
+    return pathspec.GitIgnoreSpec.from_lines(include) if include else None
+
+
+def check_include(include: list[str]) -> list[str]:
+    """``include`` as given, or a one-line :class:`ConfigError` (a config's check)."""
+    include_spec(include)
+    return include
 
 
 class IgnoreRules:
-    """gitignore-style rules gathered from every ignore file under a root."""
+    """Which entries of a tree the walk drops (docs/datasets.md#ignore-rules-and-skipped-files).
 
-    def __init__(self, root: Path, extra_patterns: tuple[str, ...] = ()):
+    Three lists, each read with git's rules (:mod:`retrieval_bench.gitignore`): the
+    repository's ``.gitignore`` files (a deeper file wins over a shallower one), the
+    root's ``.rbenchignore``, and ``extra_patterns`` (a dataset's ``ignore:``); an
+    entry any of them excludes is dropped, so the extra lists only ever drop more.
+    ``include`` (gitignore-style globs, e.g. ``*.py``) then keeps a file only when
+    one of them matches it (a folder pattern matches the files below it).
+    """
+
+    def __init__(
+        self, root: Path, extra_patterns: tuple[str, ...] = (), include: tuple[str, ...] = ()
+    ):
         self.root = root
-        self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-        base = list(ALWAYS_IGNORED) + list(extra_patterns)
-        self._specs.append(("", pathspec.GitIgnoreSpec.from_lines(base)))
-        self._key: tuple[tuple[str, tuple[str, ...]], ...] = (("", tuple(base)),)
+        self._always = gitignore.parse_lines(ALWAYS_IGNORED)
+        self._extra = gitignore.parse_lines(tuple(extra_patterns))
+        self._project: tuple[gitignore.Pattern, ...] = ()
+        self._git: list[tuple[str, tuple[gitignore.Pattern, ...]]] = []
+        """(folder, patterns) of every ``.gitignore`` read, deepest last."""
+        self._include = include_spec(include)
+        self._key: tuple[tuple[str, tuple[str, ...]], ...] = (
+            ("\0extra", tuple(extra_patterns)),
+            ("\0include", tuple(include)),
+        )
         self._verdicts = _verdicts(self._key)
 
     def add_dir(self, rel_dir: str) -> None:
@@ -87,30 +137,38 @@ class IgnoreRules:
         for name in IGNORE_FILES:
             if name == ".rbenchignore" and rel_dir:
                 continue
-            lines = _load_spec(folder / name)
-            if lines:
-                self._specs.append((rel_dir, pathspec.GitIgnoreSpec.from_lines(lines)))
-                self._key = (*self._key, (rel_dir, tuple(lines)))
-                self._verdicts = _verdicts(self._key)
+            lines = _load_lines(folder / name)
+            patterns = gitignore.parse_lines(lines)
+            if not patterns:
+                continue
+            if name == ".rbenchignore":
+                self._project = patterns
+            else:
+                self._git.append((rel_dir, patterns))
+            self._key = (*self._key, (f"{rel_dir}\0{name}", tuple(lines)))
+            self._verdicts = _verdicts(self._key)
 
     def ignored(self, rel_path: str, is_dir: bool = False) -> bool:
+        """Whether the walk drops this entry (a folder: and everything below it)."""
         candidate = rel_path + "/" if is_dir else rel_path
         verdict = self._verdicts.get(candidate)
         if verdict is None:
-            verdict = self._verdicts[candidate] = self._match(candidate)
+            verdict = self._verdicts[candidate] = self._match(rel_path, is_dir)
         return verdict
 
-    def _match(self, candidate: str) -> bool:
-        for base, spec in self._specs:
-            if base:
-                if not candidate.startswith(base + "/"):
-                    continue
-                sub = candidate[len(base) + 1 :]
-            else:
-                sub = candidate
-            if spec.match_file(sub):
+    def _match(self, rel: str, is_dir: bool) -> bool:
+        for patterns in (self._always, self._project, self._extra):
+            if gitignore.last_match(patterns, rel, is_dir):
                 return True
-        return False
+        for base, patterns in reversed(self._git):
+            if base and not rel.startswith(base + "/"):
+                continue
+            verdict = gitignore.last_match(patterns, rel[len(base) + 1 :] if base else rel, is_dir)
+            if verdict is not None:
+                if verdict:
+                    return True
+                break
+        return not is_dir and self._include is not None and not self._include.match_file(rel)
 
 
 def _verdicts(key: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, bool]:
@@ -120,34 +178,43 @@ def _verdicts(key: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, bool]:
     return _VERDICTS.setdefault(key, {})
 
 
+def walk_kept(root: Path, rules: IgnoreRules) -> Iterator[str]:
+    """The relative paths of the entries that are not folders which ``rules`` keep, as
+    git walks: an excluded folder is never entered (so nothing below it comes back,
+    whatever a later ``!`` line says); symlinked folders are not followed. Each
+    folder's files come in sorted order, before its sorted subfolders."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        rules.add_dir(rel_dir)
+        dirnames[:] = [
+            d
+            for d in sorted(dirnames)
+            if not os.path.islink(os.path.join(dirpath, d))
+            and not rules.ignored(f"{rel_dir}/{d}" if rel_dir else d, is_dir=True)
+        ]
+        for name in sorted(filenames):
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not rules.ignored(rel):
+                yield rel
+
+
 def iter_source_files(
     root: Path,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     extra_ignore: tuple[str, ...] = (),
+    include: tuple[str, ...] = (),
     report: WalkReport | None = None,
 ) -> Iterator[SourceFile]:
-    """Yield the repository's text files in sorted path order."""
+    """Yield the repository's text files (in :func:`walk_kept`'s order)."""
     root = Path(root)
-    rules = IgnoreRules(root, extra_ignore)
+    rules = IgnoreRules(root, tuple(extra_ignore), tuple(include))
     report = report if report is not None else WalkReport()
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        rules.add_dir(rel_dir)
-        kept = []
-        for d in sorted(dirnames):
-            rel = f"{rel_dir}/{d}" if rel_dir else d
-            if not rules.ignored(rel, is_dir=True) and not os.path.islink(os.path.join(dirpath, d)):
-                kept.append(d)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if rules.ignored(rel):
-                continue
-            source = read_source_file(root, rel, max_bytes=max_bytes, report=report)
-            if source is not None:
-                yield source
+    for rel in walk_kept(root, rules):
+        source = read_source_file(root, rel, max_bytes=max_bytes, report=report)
+        if source is not None:
+            yield source
 
 
 def read_source_file(

@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from retrieval_bench.errors import SnapshotError
-from retrieval_bench.files import IgnoreRules
+from retrieval_bench.files import IgnoreRules, walk_kept
 from retrieval_bench.snapshot_build import build_aside, run_command
 from retrieval_bench.snapshot_build import snapshot_error as _fail
 from retrieval_bench.snapshot_mirrors import location, mirror_commits
@@ -107,27 +107,15 @@ def open_folder(path: Path, source: str | None = None) -> Snapshot:
 
 def folder_fingerprint(root: Path) -> str:
     """sha256 over sorted ``(relative path, file sha256)`` of the files the ignore rules keep."""
-    rules = IgnoreRules(root)
     entries: list[tuple[str, str]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        rules.add_dir(rel_dir)
-        dirnames[:] = [
-            d
-            for d in sorted(dirnames)
-            if not os.path.islink(os.path.join(dirpath, d))
-            and not rules.ignored(f"{rel_dir}/{d}" if rel_dir else d, is_dir=True)
-        ]
-        for name in filenames:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            full = os.path.join(dirpath, name)
-            if rules.ignored(rel) or os.path.islink(full) or not os.path.isfile(full):
-                continue
-            try:
-                entries.append((rel, file_sha256(Path(full))))
-            except OSError:
-                entries.append((rel, "unreadable"))
+    for rel in walk_kept(root, IgnoreRules(root)):
+        full = os.path.join(root, rel)
+        if os.path.islink(full) or not os.path.isfile(full):
+            continue
+        try:
+            entries.append((rel, file_sha256(Path(full))))
+        except OSError:
+            entries.append((rel, "unreadable"))
     digest = hashlib.sha256()
     for rel, sha in sorted(entries):
         digest.update(f"{rel}\0{sha}\n".encode())

@@ -12,7 +12,7 @@ themselves are :class:`~retrieval_bench.retrieval.base.Retriever`,
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,9 +29,10 @@ class Stage(ABC):
     """The stage's default run name (the harness names each run by its config label)."""
 
     needs_llm: ClassVar[bool] = False
-    """The factory takes an ``llm`` keyword: the run's shared LLM client. It is a
-    lazy handle, so a stage that never calls it (``exact`` without ``terms: llm``)
-    starts no model server."""
+    """The factory takes an ``llm`` keyword: the run's shared LLM client (a lazy
+    handle). Whether a *configured* stage calls the model is
+    :meth:`needs_llm_for` its parameters: the run makes a client (and starts the
+    local model server) only when some configured stage says so."""
 
     uses_embedding_cache: ClassVar[bool] = False
     """The factory takes a ``cache_dir`` keyword: the folder of the content-addressed
@@ -50,11 +51,41 @@ class Stage(ABC):
         self.failures = {}
         self.artifacts = {}
 
+    @classmethod
+    def needs_llm_for(cls, params: Mapping[str, Any]) -> bool:
+        """Whether the stage configured with ``params`` (its config entry's
+        parameters) calls the model. Default: :attr:`needs_llm`. A stage that calls
+        it only in some configurations says which (``exact``: only ``terms: llm``),
+        so other runs start no model server; overriding it without declaring
+        ``needs_llm = True`` is a :class:`TypeError` (it would never get the model)."""
+        return cls.needs_llm
+
+    @classmethod
+    def check_inputs(
+        cls, params: Mapping[str, Any], searched: Collection[str], known: Collection[str]
+    ) -> None:
+        """Check, once per run and before any work, the inputs a configured stage
+        reads (``params``: its config entry's parameters) against the run's question
+        ids (``searched``: the questions it will search; ``known``: every row of the
+        datasets); raise an :class:`~retrieval_bench.errors.RBenchError` saying what
+        is wrong. A stage that fails every query scores 0 under a run that still
+        says ``done``, so a bad input file must stop the run instead
+        (``external``, docs/stages.md#external). Default: nothing to check."""
+        return None
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A kind that can be trained (it has a ``trainable`` flag) must declare the
         flag and implement ``fit`` together: the harness trains exactly the stages
-        that declare ``trainable = True``, so either one alone is a mistake."""
+        that declare ``trainable = True``, so either one alone is a mistake. Likewise
+        a stage that says some configurations call the model (``needs_llm_for``)
+        must declare ``needs_llm``, or the harness would never pass it the client."""
         super().__init_subclass__(**kwargs)
+        default = Stage.__dict__["needs_llm_for"].__func__
+        if not cls.needs_llm and getattr(cls.needs_llm_for, "__func__", None) is not default:
+            raise TypeError(
+                f"{cls.__qualname__} overrides needs_llm_for() but does not declare "
+                "needs_llm = True (it would never be given the model)"
+            )
         trainable = getattr(cls, "trainable", None)
         if trainable is None:  # a kind the harness never trains (rerankers)
             return

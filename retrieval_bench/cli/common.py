@@ -1,7 +1,8 @@
 """What every ``rbench`` command shares: exit codes, the workspace, progress.
 
 Exit codes: 0 success; 1 a run or command failed (or a gate tripped); 2 bad
-usage, config or input (the one-line message says which input and what to do).
+usage, config or input (the one-line message says which input and what to do);
+141 stdout's reader went away (the command stopped quietly).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from retrieval_bench.progress import ProgressReporter
 from retrieval_bench.workspace import Workspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_CLOSED_PIPE = 141
+"""Stdout's reader went away (``rbench runs | head -1``): the shell's code of a
+program that SIGPIPE ended (128 + 13), as ``git log | head -1`` gives."""
 
 
 def workspace(args: argparse.Namespace) -> Workspace:

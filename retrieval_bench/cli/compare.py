@@ -8,6 +8,11 @@ Holm-adjusted p is below alpha, alpha/5, alpha/50. ``--gate BASELINE`` makes
 the exit status 1 when some run is significantly worse than BASELINE on the
 gate metric(s). The statistics live in :mod:`retrieval_bench.harness.compare`,
 imported when the command runs (it loads scipy).
+
+Above the tables: each run's config and data, a ``warning:`` line when runs on
+different data are compared anyway (``--allow-different-data``; without it such a
+comparison is refused, exit 2) and a line naming the stages one run lacks, which
+are not compared (docs/metrics.md#multiple-comparisons).
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ import argparse
 import json
 import math
 import sys
+from typing import Any
 
 from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, workspace
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
 from retrieval_bench.harness.comparison import Comparison, ComparisonRow
 from retrieval_bench.text_table import aligned
 
@@ -86,14 +93,21 @@ def _table(rows: list[list[str]]) -> list[str]:
     return aligned(HEADER, rows, left=LEFT_ALIGNED).split("\n")
 
 
+def _run(comp: Comparison, run_id: str) -> str:
+    """``RUN: config NAME (...), data D (...)``: which config and data the run had."""
+    side = comp.sides.get(run_id)
+    return f"{run_id}: {side.describe()}" if side else f"{run_id} ({comp.run_names[run_id]})"
+
+
 def format_comparison(comp: Comparison) -> str:
     """The whole comparison as text: a header, then one table per metric."""
-    base = f"{comp.baseline} ({comp.run_names.get(comp.baseline, '?')})"
     resampled = comp.test in ("randomisation", "bootstrap")
     how = f" ({comp.n_resamples} resamples, seed {comp.seed})" if resampled else ""
     out = [
-        f"baseline {base}  [subset {comp.subset}]",
-        *(f"candidate {c} ({comp.run_names.get(c, '?')})" for c in comp.candidates),
+        f"baseline {_run(comp, comp.baseline)}  [subset {comp.subset}]",
+        *(f"candidate {_run(comp, c)}" for c in comp.candidates),
+        *(f"warning: {w}" for w in comp.data_warnings),
+        *(gap.describe(comp.baseline) for gap in comp.stage_gaps),
         f"test: {comp.test}{how}, alpha {comp.alpha:g}; Holm correction per metric over its "
         f"rows; CI: {comp.confidence:.0%} paired bootstrap ({comp.n_resamples} resamples)",
         f"marks: ▲ better ▼ worse; * p_holm < {comp.alpha:g}, ** < {comp.alpha / 5:g}, "
@@ -142,6 +156,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             alpha=args.alpha,
             n_resamples=args.resamples,
             seed=args.seed,
+            allow_different_data=args.allow_different_data,
         )
     finally:
         db.close()
@@ -172,3 +187,49 @@ def cmd_compare(args: argparse.Namespace) -> int:
             on = ", ".join(gate_metrics or comp.metrics[:1])
             print(f"gate: pass (no run significantly worse than {comp.baseline} on {on})")
     return EXIT_GATE_FAILED if failures else EXIT_OK
+
+
+def add_compare_parser(sub: Any) -> None:
+    """``rbench compare RUN[:STAGE]...``: its options."""
+    c = sub.add_parser(
+        "compare",
+        help="per-stage, per-metric deltas between stored runs, with paired significance tests",
+    )
+    c.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN[:STAGE]",
+        help="run ids (the first is the baseline unless --gate/--baseline names one); "
+        "RUN:STAGE compares one stage (e.g. RUN1:bm25 RUN2:rrf)",
+    )
+    c.add_argument("--baseline", help="the run every other run is compared with")
+    c.add_argument("--metric", action="append", help="metric to compare (repeatable)")
+    c.add_argument("--stage", action="append", help="only these stages (repeatable)")
+    c.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
+    c.add_argument(
+        "--test",
+        default="randomisation",
+        choices=["randomisation", "t", "wilcoxon", "bootstrap"],
+        help="the paired significance test behind p and the marks",
+    )
+    c.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    c.add_argument(
+        "--resamples", type=int, default=DEFAULT_RESAMPLES,
+        help="resamples of the randomisation/bootstrap tests and the CIs",
+    )  # fmt: skip
+    c.add_argument("--seed", type=int, default=0, help="random seed of the resampling")
+    c.add_argument(
+        "--gate",
+        metavar="BASELINE",
+        help="exit 1 when any run is significantly worse than BASELINE on the gate metric(s)",
+    )
+    c.add_argument(
+        "--gate-metric", action="append", help="metric(s) the gate checks (default: the first)"
+    )
+    c.add_argument(
+        "--allow-different-data", action="store_true",
+        help="compare runs whose dataset fingerprints differ (refused by default: the same "
+        "query id may be a different question); a warning line says so",
+    )  # fmt: skip
+    c.add_argument("--json", action="store_true", help="print every row as JSON")
+    c.set_defaults(func=cmd_compare)

@@ -4,16 +4,25 @@
 there are some) and, with ``--snapshot``, gold files the snapshot lacks;
 ``import-swebench`` turns SWE-bench rows into questions (patch → modified
 files); ``mine`` makes questions from git history (message → modified files).
+Both refuse an output that would lose data (the input itself, or an existing
+file without ``--force``), exit 2 when nothing is valid, and write atomically
+(docs/datasets.md#swe-bench-import).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval_bench.cli.common import EXIT_BAD_INPUT, EXIT_OK, workspace
-from retrieval_bench.errors import ConfigError
+from retrieval_bench.errors import ConfigError, DatasetError
+
+if TYPE_CHECKING:
+    from retrieval_bench.datasets.jsonl import RowError
 
 
 def cmd_dataset(args: argparse.Namespace) -> int:
@@ -42,18 +51,51 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if args.dataset_cmd == "import-swebench":
         from retrieval_bench.datasets import swebench
 
+        check_output(Path(args.out), Path(args.file), args.force)
         result = swebench.load_swebench(Path(args.file))
-        jsonl.write_examples(Path(args.out), result.examples)
+        if not result.examples:  # one line, not one per row: the cause is likely shared
+            raise DatasetError(_nothing_valid(args.file, result.errors))
         for err in result.errors:
             print(f"  error: {err}", file=sys.stderr)
+        jsonl.write_examples(Path(args.out), result.examples)
         print(f"wrote {len(result.examples)} examples to {args.out}")
         return EXIT_OK
     if args.dataset_cmd == "mine":
         from retrieval_bench.datasets import gitmine
 
+        check_output(Path(args.out), Path(args.repo), args.force)
         mined = gitmine.mine_examples(Path(args.repo), args.range, last=args.last)
-        jsonl.write_examples(Path(args.out), mined.examples)
         dropped = ", ".join(f"{k}={v}" for k, v in sorted(mined.dropped.items()))
+        if not mined.examples:
+            raise DatasetError(
+                f"no questions mined from {args.repo} (dropped: {dropped or 'none'}); "
+                f"{args.out} not written"
+            )
+        jsonl.write_examples(Path(args.out), mined.examples)
         print(f"wrote {len(mined.examples)} examples to {args.out} (dropped: {dropped or 'none'})")
         return EXIT_OK
     raise ConfigError(f"unknown dataset command {args.dataset_cmd!r}")
+
+
+def check_output(out: Path, source: Path, force: bool) -> None:
+    """Refuse, before any work, an output that would destroy data: the input itself
+    (even with ``--force``), a folder, or an existing file without ``--force``.
+    The file is then written atomically (:func:`~retrieval_bench.datasets.jsonl.write_examples`)."""
+    if out.is_dir():
+        raise ConfigError(f"{out} is a folder: give the questions file to write")
+    if out.exists() and source.exists() and os.path.samefile(out, source):
+        raise ConfigError(
+            f"{out} is the input {source}: refusing to write over it (even with --force); "
+            "give another output file"
+        )
+    if out.exists() and not force:
+        raise ConfigError(f"{out} already exists: pass --force to replace it (nothing written)")
+
+
+def _nothing_valid(source: str, errors: Sequence[RowError]) -> str:
+    if not errors:
+        return f"{source} has no rows; nothing written"
+    return (
+        f"{source} has no valid rows: all {len(errors)} are invalid (first: {errors[0]}); "
+        "nothing written"
+    )

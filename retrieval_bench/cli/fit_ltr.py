@@ -3,6 +3,8 @@
 Fits the ``ltr`` fusion's model file from stored runs (their per-stage TREC
 runs and gold files), cross-fitted, and prints the training size, the
 out-of-fold selection check against the best input and the coefficients.
+An unknown run, an ``--out`` that is a folder, too few questions to cross-fit
+are one-line errors (exit 2), checked before any fitting where they can be.
 """
 
 from __future__ import annotations
@@ -13,21 +15,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.cli.common import EXIT_BAD_INPUT, EXIT_OK, workspace
+from retrieval_bench.cli.common import EXIT_OK, workspace
+from retrieval_bench.errors import ConfigError
 
 
 def cmd_fit_ltr(args: argparse.Namespace) -> int:
-    from retrieval_bench.fusion.ltr_fit import describe, fit_ltr, load_training, write_model
+    from retrieval_bench.fusion.ltr_fit import (
+        check_model_path,
+        describe,
+        fit_ltr,
+        load_training,
+        write_model,
+    )
 
+    check_model_path(Path(args.out))
     results = workspace(args).results_dir
     run_dirs = []
     for run_id in args.run_ids:
         run_dir = Path(run_id) if Path(run_id).is_dir() else results / run_id
         if not (run_dir / "queries.jsonl").exists():
-            print(
-                f"rbench fit-ltr: {run_id}: no stored run folder with queries.jsonl under {results}"
+            raise ConfigError(
+                f"fit-ltr: {run_id}: no stored run folder with queries.jsonl under {results}"
             )
-            return EXIT_BAD_INPUT
         run_dirs.append(run_dir)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     data = load_training(run_dirs, sources, args.split)

@@ -11,6 +11,21 @@ from typing import Any
 from retrieval_bench.cli.common import EXIT_OK, reporter, workspace
 
 
+def add_walk_flags(parser: argparse.ArgumentParser) -> None:
+    """``--ignore`` and ``--include``: a dataset's ``ignore:`` and ``include:`` lists for
+    the files indexed or searched (docs/datasets.md#ignore-rules-and-skipped-files)."""
+    parser.add_argument(
+        "--ignore", action="append", default=[], metavar="PATTERN",
+        help="drop the files this gitignore-style pattern matches, on top of the "
+        "repository's .gitignore files (repeatable; as a dataset's ignore:)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--include", action="append", default=[], metavar="GLOB",
+        help="keep only the files one of these gitignore-style globs matches, "
+        "e.g. --include '*.py' (repeatable; as a dataset's include:)",
+    )  # fmt: skip
+
+
 def _chunker_from_args(args: argparse.Namespace) -> Any:
     from retrieval_bench import registry
 
@@ -31,6 +46,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             Path(args.index_uri) if args.index_uri else None,
             rebuild=args.rebuild,
             progress=progress,
+            ignore=args.ignore,
+            include=args.include,
         )
     if args.json:
         print(json.dumps({"repo": args.repo, **stats.to_json()}))
@@ -54,6 +71,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             workspace(args),
             Path(args.index_uri) if args.index_uri else None,
             progress=progress,
+            ignore=args.ignore,
+            include=args.include,
         )
     if args.json:
         rows = [

@@ -12,18 +12,17 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from retrieval_bench.cli.compare import cmd_compare
+from retrieval_bench.cli.compare import add_compare_parser
 from retrieval_bench.cli.dataset import cmd_dataset
 from retrieval_bench.cli.eval import cmd_eval
 from retrieval_bench.cli.fit_ltr import add_fit_ltr_parser
-from retrieval_bench.cli.index import cmd_index, cmd_query
+from retrieval_bench.cli.index import add_walk_flags, cmd_index, cmd_query
 from retrieval_bench.cli.llm import cmd_llm
 from retrieval_bench.cli.prompts import cmd_prompts
 from retrieval_bench.cli.run import cmd_run
 from retrieval_bench.cli.runs import cmd_runs, cmd_show
 from retrieval_bench.cli.serve import cmd_serve
 from retrieval_bench.cli.sweep import cmd_sweep, cmd_sweeps
-from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
     from retrieval_bench.registry import Kind
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 DESCRIPTION = "rbench: measure and tune retrieval over codebases, stage by stage."
 TABLE_FORMATS = ("text", "csv", "markdown")
 EXECUTORS = ("serial", "processes", "ray")
-"""``config.EXECUTORS`` (not imported: building the parser stays free of pydantic)."""
+"""``executor_spec.EXECUTORS`` (not imported: building the parser stays free of pydantic)."""
 
 
 def _positive_int(text: str) -> int:
@@ -100,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep(sub)
     _add_index_query(sub)
     _add_runs_show(sub)
-    _add_compare(sub)
+    add_compare_parser(sub)
     _add_eval(sub)
     _add_llm(sub)
     _add_dataset(sub)
@@ -119,6 +118,7 @@ def _add_run(sub: Any) -> None:
     )  # fmt: skip
     r.add_argument("--split", help="override every dataset's split (e.g. dev)")
     r.add_argument("--limit", type=_positive_int, help="first N questions of each dataset")
+    _add_data_root(r)
     r.add_argument("--all-subsets", action="store_true", help="also print per-dataset tables")
     r.add_argument(
         "-k", "--k", type=_positive_int, dest="k", metavar="K",
@@ -137,8 +137,18 @@ def _add_run(sub: Any) -> None:
     r.set_defaults(func=cmd_run)
 
 
+def _add_data_root(r: Any) -> None:
+    """``--data-root DIR`` of run and sweep (retrieval_bench/data_root.py)."""
+    r.add_argument(
+        "--data-root", metavar="DIR",
+        help="where the config's ${RBENCH_DATA_ROOT} paths point (default: $RBENCH_DATA_ROOT, "
+        "else the config's own default, e.g. ../shared/data beside the checkout)",
+    )  # fmt: skip
+
+
 def _add_executor_options(r: Any, what: str) -> None:
-    """``--jobs``, ``--executor``, ``--ray-address`` and ``--resume`` of run and sweep."""
+    """``--jobs``, ``--executor``, ``--ray-address``, ``--resume`` and
+    ``--keep-llm-server`` of run and sweep."""
     r.add_argument(
         "--jobs", "-j", type=_positive_int, metavar="N",
         help="run per-question snapshots in N local worker processes (executor: processes; "
@@ -158,6 +168,11 @@ def _add_executor_options(r: Any, what: str) -> None:
         help=f"continue an interrupted or failed {what} of this config (default: the newest "
         "one) without redoing its finished snapshots",
     )  # fmt: skip
+    r.add_argument(
+        "--keep-llm-server", action="store_true",
+        help=f"keep the local model server running after the {what} when the {what} started "
+        "it (default: stopped at the end; one started by rbench llm start is always kept)",
+    )  # fmt: skip
 
 
 def _add_sweep(sub: Any) -> None:
@@ -170,6 +185,11 @@ def _add_sweep(sub: Any) -> None:
         "--max-cells", type=_positive_int, metavar="N",
         help="refuse grids of more than N cells (default: the sweep's max_cells, 1000)",
     )  # fmt: skip
+    s.add_argument(
+        "--limit", type=_positive_int, metavar="N",
+        help="first N questions of each dataset on each split (a quick trial of the grid)",
+    )  # fmt: skip
+    _add_data_root(s)
     s.add_argument("--json", action="store_true", help="print the sweep as one JSON object")
     _add_executor_options(s, "sweep")
     s.set_defaults(func=cmd_sweep)
@@ -214,6 +234,7 @@ def _add_index_query(sub: Any) -> None:
             help="chunk size limit in tokens (ast: budget, others: max_tokens; "
             "default: the chunker's own)",
         )  # fmt: skip
+        add_walk_flags(s)
         s.add_argument("--index-uri", default=None, help="LanceDB folder (default in workspace)")
         s.set_defaults(func=func)
 
@@ -232,7 +253,8 @@ def _add_runs_show(sub: Any) -> None:
     )
     manage.add_argument(
         "--rebuild-db", action="store_true",
-        help="move a damaged results database aside and reload the runs from results/",
+        help="move a damaged results database aside, reload the runs and sweeps from "
+        "results/ and keep the prompt lab's tables",
     )  # fmt: skip
     rs.set_defaults(func=cmd_runs)
     sh = sub.add_parser("show", help="print a stored run's per-stage table")
@@ -246,47 +268,6 @@ def _add_runs_show(sub: Any) -> None:
     sh.add_argument("--out", metavar="FILE", help="write the table to FILE instead of stdout")
     sh.add_argument("--json", action="store_true", help="print the table as JSON")
     sh.set_defaults(func=cmd_show)
-
-
-def _add_compare(sub: Any) -> None:
-    """``rbench compare RUN[:STAGE]...``."""
-    c = sub.add_parser(
-        "compare",
-        help="per-stage, per-metric deltas between stored runs, with paired significance tests",
-    )
-    c.add_argument(
-        "runs",
-        nargs="+",
-        metavar="RUN[:STAGE]",
-        help="run ids (the first is the baseline unless --gate/--baseline names one); "
-        "RUN:STAGE compares one stage (e.g. RUN1:bm25 RUN2:rrf)",
-    )
-    c.add_argument("--baseline", help="the run every other run is compared with")
-    c.add_argument("--metric", action="append", help="metric to compare (repeatable)")
-    c.add_argument("--stage", action="append", help="only these stages (repeatable)")
-    c.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
-    c.add_argument(
-        "--test",
-        default="randomisation",
-        choices=["randomisation", "t", "wilcoxon", "bootstrap"],
-        help="the paired significance test behind p and the marks",
-    )
-    c.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    c.add_argument(
-        "--resamples", type=int, default=DEFAULT_RESAMPLES,
-        help="resamples of the randomisation/bootstrap tests and the CIs",
-    )  # fmt: skip
-    c.add_argument("--seed", type=int, default=0, help="random seed of the resampling")
-    c.add_argument(
-        "--gate",
-        metavar="BASELINE",
-        help="exit 1 when any run is significantly worse than BASELINE on the gate metric(s)",
-    )
-    c.add_argument(
-        "--gate-metric", action="append", help="metric(s) the gate checks (default: the first)"
-    )
-    c.add_argument("--json", action="store_true", help="print every row as JSON")
-    c.set_defaults(func=cmd_compare)
 
 
 def _add_eval(sub: Any) -> None:
@@ -342,10 +323,12 @@ def _add_dataset(sub: Any) -> None:
     i.add_argument("--snapshot", help="check gold files against this snapshot")
     sw = dsub.add_parser("import-swebench", help="SWE-bench rows → questions JSONL")
     sw.add_argument("file", help="SWE-bench JSONL (problem statement + patch)")
-    sw.add_argument("out", help="questions JSONL to write")
+    sw.add_argument("out", help="questions JSONL to write (never the input)")
     m = dsub.add_parser("mine", help="questions from git history: message → modified files")
     m.add_argument("repo", help="git repository folder")
     m.add_argument("out", help="questions JSONL to write")
+    for cmd in (sw, m):
+        cmd.add_argument("--force", action="store_true", help="replace OUT if it exists")
     m.add_argument("--range", default=None, help="git revision range (default: all history)")
     m.add_argument("--last", type=int, default=None, help="only the last N commits")
     d.set_defaults(func=cmd_dataset)
@@ -353,9 +336,24 @@ def _add_dataset(sub: Any) -> None:
 
 def _add_serve(sub: Any) -> None:
     """``rbench serve``."""
-    sv = sub.add_parser("serve", help="web UI: runs, comparisons, drill-down, prompt lab")
-    sv.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    sv.add_argument("--port", type=int, default=8000, help="port to listen on")
+    sv = sub.add_parser(
+        "serve", help="web UI: runs, comparisons, drill-down, prompt lab",
+        description="Serve the web UI. It prints its address with a secret token "
+        "(http://127.0.0.1:PORT/?token=...): open that once; saving and running need the "
+        "token, reading pages does not (on 127.0.0.1). Another --host needs --token and "
+        "then asks the token for every request (docs/architecture.md#web-ui-security).",
+    )  # fmt: skip
+    sv.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to listen on; one that is not loopback (0.0.0.0, a LAN address) "
+        "is refused unless --token or RBENCH_TOKEN sets the token",
+    )  # fmt: skip
+    sv.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free one)")
+    sv.add_argument(
+        "--token", default=None,
+        help="the secret that writes (and, off loopback, every request) need; at least 8 "
+        "of A-Z a-z 0-9 . _ ~ - (default: $RBENCH_TOKEN, else a new random one per start)",
+    )  # fmt: skip
     sv.set_defaults(func=cmd_serve)
 
 

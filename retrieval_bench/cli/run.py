@@ -18,7 +18,9 @@ from retrieval_bench.cli.common import EXIT_OK, loads_line, reporter, workspace
 def cmd_run(args: argparse.Namespace) -> int:
     from retrieval_bench.config import load_config
     from retrieval_bench.harness.report import (
+        count_noun,
         csv_tables,
+        failed_note,
         format_answer_section,
         format_table,
         span_columns,
@@ -26,7 +28,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     from retrieval_bench.harness.runner import run_benchmark
 
-    cfg = load_config(args.config)
+    cfg = load_config(args.config, data_root=args.data_root)
     if args.k is not None:  # the printed cut-off; computed too if the config does not
         cfg.table_k = args.k
         if args.k not in cfg.metrics.ks:
@@ -60,7 +62,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         from retrieval_bench.harness.paired import decode
 
-        out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts}
+        out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts,
+               "failed_questions": result.failed}  # fmt: skip
         views = {subset: decode(table) for subset, table in result.tables.items()}
         paired = {subset: v.as_dict() for subset, v in views.items() if v is not None}
         print(json.dumps({**out, "paired": paired, "sweeps": result.sweeps, "answers": answers,
@@ -79,13 +82,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     if args.format == "csv":  # the stage tables only, as one CSV (stdout stays parseable)
         print(csv_tables(shown, cols, result.stage_order, paired=True))
+        for subset in shown:  # stdout stays one CSV: the notes go to stderr
+            note = failed_note(result.failed.get(subset, {}), result.counts[subset])
+            if note:
+                print(f"[{subset}] {note}", file=sys.stderr)
         print(f"run {result.run_id} stored in {result.out_dir}", file=sys.stderr)
         return EXIT_OK
     fmt = args.format
     for subset, table in shown.items():
         n = result.counts[subset]
-        title = f"\n{cfg.name} [{subset}] ({n} queries, file level, k={cfg.table_k})"
+        queries = count_noun(n, "query", "queries")
+        title = f"\n{cfg.name} [{subset}] ({queries}, file level, k={cfg.table_k})"
         print(format_table(table, cols, result.stage_order, title, fmt, paired=True))
+        note = failed_note(result.failed.get(subset, {}), n)
+        if note:
+            print(f"\n{note}" if fmt == "markdown" else note)
         spans = span_columns(cfg.table_k)
         if subset == "all" and any(spans[0] in row for row in table.values()):
             title = f"\n{cfg.name} [{subset}] span level (queries with gold spans, k={cfg.table_k})"
@@ -105,8 +116,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def apply_executor_options(cfg: Any, args: argparse.Namespace) -> None:
-    """``--executor``, ``--jobs`` and ``--ray-address`` over the config's ``executor:``."""
+    """``--executor``, ``--jobs`` and ``--ray-address`` over the config's ``executor:``;
+    ``--keep-llm-server`` sets ``llm.keep_server``."""
     from retrieval_bench.config import ExecutorSpec
+
+    if getattr(args, "keep_llm_server", False):
+        cfg.llm.keep_server = True
 
     spec = cfg.executor.model_dump()
     if args.ray_address:

@@ -9,8 +9,9 @@
 * ``--delete ID [ID ...]`` — removes each run's database rows and its
   ``results/<id>/`` folder. Every id is checked before anything is deleted.
 * ``--prune`` — the same for every ``failed`` or ``interrupted`` run.
-* ``--rebuild-db`` — moves a damaged database aside and loads the runs back
-  from ``results/`` (:mod:`retrieval_bench.store.rebuild`).
+* ``--rebuild-db`` — moves a damaged database aside, loads the runs and sweeps
+  back from ``results/``, keeps the prompt lab's tables, and prints what was
+  and was not restored (:mod:`retrieval_bench.store.rebuild`).
 
 A run still being written by a live process (or by another host, which
 cannot be checked from here) is never deleted.
@@ -124,22 +125,9 @@ def _rebuild(ws: Workspace) -> int:
     from retrieval_bench.store.rebuild import rebuild_db
 
     report = rebuild_db(ws)
-    if report.moved_to is not None:
-        print(f"moved the damaged results database {report.db_path} to {report.moved_to}")
-    print(
-        f"restored {len(report.restored)} run(s) from {report.results_dir} into {report.db_path}"
-        + (f"; {report.already} already there" if report.already else "")
-    )
-    for run_id, status, name in report.restored:
-        partial = "  (partial: no run.json)" if run_id in report.legacy else ""
-        print(f"  {run_id}  {status:<11} {name}{partial}")
-    for folder, reason in report.unreadable:
-        print(f"  not restored: {folder}: {reason}")
-    if report.salvaged:
-        print(f"prompt-lab tables copied from the damaged file: {', '.join(report.salvaged)}")
-    if report.lost:
-        print(f"prompt-lab tables unreadable in the damaged file (lost): {', '.join(report.lost)}")
-    return EXIT_FAILED if report.unreadable else EXIT_OK
+    for line in report.lines():
+        print(line)
+    return EXIT_OK if report.complete else EXIT_FAILED
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -147,22 +135,28 @@ def cmd_show(args: argparse.Namespace) -> int:
     from retrieval_bench.harness.paired import decode
     from retrieval_bench.harness.report import (
         answer_aggregates,
+        failed_note,
         format_answer_table,
         format_table,
         stage_columns,
+        stored_failures,
     )
 
     db = ResultsDB(workspace(args).db_path)
     run = db.get_run(args.run_id)
     table = db.stage_table(run.id, args.subset)
+    questions = stored_failures(run.provenance, args.subset)
+    total, failed = questions if questions is not None else (None, {})
     if args.json:
         view = decode(table)
         out = {"run": run.id, "subset": args.subset, "table": table,
-               "paired": view.as_dict() if view is not None else None}  # fmt: skip
+               "paired": view.as_dict() if view is not None else None,
+               "questions": total, "failed_questions": failed}  # fmt: skip
         print(json.dumps({**out, "status": run.status, "error": run.error}))
         return EXIT_OK
     order = [s.stage for s in db.stages(run.id)]
     title = f"{run.name} [{args.subset}] run {run.id} ({run.status})"
+    paired_k_note: str | None = None
     if run.config.get("kind") == "eval":  # an `rbench eval` run: its answer metrics
         cols = list(dict.fromkeys(m for row in table.values() for m in row))
     else:
@@ -172,6 +166,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if k != table_k and any(f"Lost@{k}" in row for row in table.values()):
             cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
         title += f" k={k}"
+        table, paired_k_note = _paired_at_k(db, run, table, k, args.subset)
     answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
     shown = [s for s in order if s in table]
     paired = run.config.get("kind") != "eval"  # the paired columns, when the run stored them
@@ -183,6 +178,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(rendered)
     # the rest is for a reader: with csv/markdown or --out, stdout is the table alone
     notes = sys.stdout if args.format == "text" and not args.out else sys.stderr
+    note = failed_note(failed, total or 0)
+    if note:
+        print(note, file=notes)
+    if paired_k_note:
+        print(paired_k_note, file=notes)
     if run.error:  # why it failed or was interrupted
         print(f"\n{run.status}: {run.error}", file=notes)
     if answer_row is not None:
@@ -195,6 +195,38 @@ def cmd_show(args: argparse.Namespace) -> int:
     if others:
         print(f"\nother subsets: {', '.join(others)}", file=notes)
     return EXIT_OK
+
+
+def _paired_at_k(
+    db: ResultsDB, run: RunRecord, table: dict[str, dict[str, float]], k: int, subset: str
+) -> tuple[dict[str, dict[str, float]], str | None]:
+    """The table with its paired columns at cut-off ``k``: a stored test of an
+    ``@<table_k>`` metric (the default ``R@<table_k>``) is redone at ``k`` from the
+    stored per-query metrics — the subset ``all`` only, whose queries are all the
+    run's; for another subset the columns are left out, with a note (what to run
+    instead). Returns the table and that note."""
+    from retrieval_bench.config import ANSWER_STAGE
+    from retrieval_bench.harness import paired
+
+    view = paired.decode(table)
+    table_k = int(run.config.get("table_k", 10))
+    if view is None or k == table_k or not view.metric.endswith(f"@{table_k}"):
+        return table, None
+    plain = paired.without_paired(table)
+    if subset != "all":
+        return plain, (
+            f"paired columns left out: they were computed at k={table_k} "
+            f"({view.header}); rbench show {run.id} --subset {subset} -k {table_k} shows them"
+        )
+    metric = f"{view.metric.rsplit('@', 1)[0]}@{k}"
+    stages = [s for s in plain if s != ANSWER_STAGE]
+    per_query = {s: db.query_metrics(run.id, s) for s in stages}
+    inputs = paired.fusion_inputs(run.config)
+    redone = paired.paired_view(per_query, stages, view.baseline, metric, inputs)
+    if redone is not None:
+        for stage, entries in paired.encode(redone).items():
+            plain[stage].update(entries)
+    return plain, None
 
 
 def _show_k(run_id: str, config: dict[str, Any], wanted: int | None) -> int:

@@ -22,7 +22,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from retrieval_bench.sweep.runner import run_sweep
     from retrieval_bench.sweep.spec import load_sweep_config
 
-    base, spec = load_sweep_config(args.config)
+    base, spec = load_sweep_config(args.config, data_root=args.data_root)
+    if args.limit is not None:  # before the grid is expanded: every cell takes it
+        for ds in base.datasets:
+            ds.limit = args.limit
     apply_executor_options(base, args)
     cells = expand(base, spec, args.max_cells, source=str(args.config))
     with reporter(enabled=not args.json) as progress:

@@ -216,12 +216,28 @@ def example_to_row(example: Example) -> dict[str, Any]:
     return row
 
 
+def _new_file_mode(path: Path) -> int:
+    """The mode ``path`` keeps when replaced, or a new file's (0666 less the umask): a
+    temp file is created 0600, which would hide the dataset from the user's group."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_examples(path: str | Path, examples: Iterable[Example]) -> None:
-    """Write examples as JSONL, atomically (a temp file renamed over ``path``)."""
+    """Write examples as JSONL, atomically (a temp file in the same folder renamed over
+    ``path``, with the mode of the file it replaces or a new file's): a failure
+    midway leaves the old file whole. Whether ``path`` may be replaced is the
+    caller's decision (``rbench dataset`` refuses without ``--force``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _new_file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for example in examples:
                 fh.write(json.dumps(example_to_row(example), ensure_ascii=False) + "\n")

@@ -5,8 +5,9 @@ question is the problem statement; the gold files are the files the patch
 *modifies* in the base commit: added and deleted files are left out, a renamed
 file counts under its old path (the path that exists at ``base_commit``). Gold
 spans are the old-file line ranges of the hunk headers (``@@ -start,len``).
-Rows with missing fields, or whose patch modifies no existing file, become
-:class:`RowError` s; the other rows import.
+Rows with a missing, non-string or empty field, a patch that is not a unified
+diff, or a patch that modifies no existing file become :class:`RowError` s,
+each saying which; the other rows import.
 """
 
 from __future__ import annotations
@@ -201,15 +202,32 @@ def gold_from_patch(
     return tuple(files), tuple(spans)
 
 
+def _field_problems(row: dict[str, Any]) -> list[str]:
+    """What is wrong with the required fields, each said as it is: missing, not a
+    string (``patch is not a string (got int)``) or empty."""
+    missing = [k for k in REQUIRED if row.get(k) is None]
+    typed = [k for k in REQUIRED if k not in missing and not isinstance(row[k], str)]
+    empty = [k for k in REQUIRED if isinstance(row.get(k), str) and not row[k].strip()]
+    problems = [f"missing field(s): {', '.join(missing)}"] if missing else []
+    problems += [f"{k} is not a string (got {type(row[k]).__name__})" for k in typed]
+    problems += [f"empty field(s): {', '.join(empty)}"] if empty else []
+    return problems
+
+
 def example_from_swebench(row: Any, *, drop_tests: bool = False) -> Example:
     """One SWE-bench row as an :class:`Example`; raise ``ValueError`` saying what is wrong."""
     if not isinstance(row, dict):
         raise ValueError(f"expected a JSON object, got {type(row).__name__}")
-    missing = [k for k in REQUIRED if not isinstance(row.get(k), str) or not row[k].strip()]
-    if missing:
+    problems = _field_problems(row)
+    if problems:
         name = row.get("instance_id")
-        where = f"instance {name!r}: " if isinstance(name, str) and name else ""
-        raise ValueError(f"{where}missing or empty field(s): {', '.join(missing)}")
+        where = f"instance {name!r}: " if isinstance(name, str) and name.strip() else ""
+        raise ValueError(where + "; ".join(problems))
+    if not any(d.old_path or d.new_path for d in parse_patch(row["patch"])):
+        raise ValueError(
+            f"instance {row['instance_id']!r}: patch is not a unified diff "
+            "(no ---/+++ file headers)"
+        )
     gold_files, gold_spans = gold_from_patch(row["patch"], drop_tests=drop_tests)
     if not gold_files:
         raise ValueError(

@@ -226,6 +226,13 @@ def fit_ltr(
     _measure(objective)  # validates the objective early
     qids = data.query_ids
     fold = {q: fold_of(q, folds) for q in qids}
+    if len(set(fold.values())) < 2:
+        # every fold model needs the questions of another fold to learn from
+        raise ConfigError(
+            f"fit-ltr: cross-fitting needs questions in at least 2 of the {folds} folds, but "
+            f"all {len(qids)} question(s) hash to the same fold, so none can be scored out of "
+            "fold: learn from more questions (more runs, a larger --limit, no --split)"
+        )
     x, y = _rows(data, qids)
     full = fit_linear(x, y, C, seed)
     fold_models: list[tuple[LinearModel, frozenset[str]]] = []
@@ -302,9 +309,34 @@ def describe(model: LTRModel) -> str:
     return "\n".join(lines)
 
 
+def check_model_path(path: Path) -> None:
+    """A :class:`ConfigError` when ``path`` cannot be the model file (a folder): checked
+    before the fitting, so that a typo costs no work."""
+    if path.is_dir():
+        raise ConfigError(
+            f"fit-ltr: --out {path} is a folder: name the model file to write "
+            f"(e.g. {path / 'ltr.json'})"
+        )
+
+
 def write_model(model: LTRModel, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+    """Write the model file (JSON); an unwritable path is a one-line :class:`ConfigError`."""
+    check_model_path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        blocking = next((p for p in path.parents if p.is_file()), None)
+        why = f"{blocking} is a file, not a folder" if blocking else exc.strerror or str(exc)
+        raise ConfigError(f"fit-ltr: cannot write the model file {path}: {why}") from None
 
 
-__all__ = ["FORMAT", "TrainingSet", "describe", "fit_ltr", "load_training", "write_model"]
+__all__ = [
+    "FORMAT",
+    "TrainingSet",
+    "check_model_path",
+    "describe",
+    "fit_ltr",
+    "load_training",
+    "write_model",
+]

@@ -18,6 +18,10 @@ Pairing of targets (``RUN`` or ``RUN:STAGE``):
   against rrf of another, or two stages of the same run);
 - ``RUN:S`` vs ``RUN``: stage S of both runs.
 
+Ids pair only questions of the same data: runs whose dataset fingerprints differ
+are refused unless allowed (:mod:`retrieval_bench.harness.compare_sides`), and
+the stages a ``RUN`` vs ``RUN`` pairing leaves out are listed (``stage_gaps``).
+
 Multiple comparisons: the Holm–Bonferroni step-down correction (Holm 1979,
 "A simple sequentially rejective multiple test procedure", Scand. J. Statist.
 6:65–70) is applied within each metric's family, i.e. over all rows of the
@@ -42,12 +46,14 @@ from typing import Any
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
+from retrieval_bench.harness.compare_sides import check_same_data, run_side
 from retrieval_bench.harness.comparison import (
     LOWER_IS_BETTER,
     TESTS,
     Comparison,
     ComparisonRow,
     PairInfo,
+    StageGap,
     higher_is_better,
 )
 from retrieval_bench.harness.subsets import subset_members
@@ -126,9 +132,14 @@ class _Pair:
 
 
 def _stage_pairs(
-    db: ResultsDB, base: Target, cand: Target, stages: Sequence[str] | None
+    db: ResultsDB,
+    base: Target,
+    cand: Target,
+    stages: Sequence[str] | None,
+    gaps: list[StageGap] | None = None,
 ) -> list[tuple[str, str]]:
-    """(baseline stage, candidate stage) pairs to compare; see the module docstring."""
+    """(baseline stage, candidate stage) pairs to compare; see the module docstring.
+    ``RUN`` vs ``RUN`` adds the stages only one side has to ``gaps``."""
     have = {t.run_id: [s.stage for s in db.stages(t.run_id)] for t in (base, cand)}
     if base.stage is not None or cand.stage is not None:
         pair = (base.stage or cand.stage or "", cand.stage or base.stage or "")
@@ -140,6 +151,10 @@ def _stage_pairs(
                 )
         return [pair]
     common = [s for s in have[base.run_id] if s in have[cand.run_id]]
+    only_base = [s for s in have[base.run_id] if s not in common]
+    only_cand = [s for s in have[cand.run_id] if s not in common]
+    if gaps is not None and (only_base or only_cand):
+        gaps.append(StageGap(cand.run_id, only_base, only_cand))
     for s in stages or ():
         if s not in common:
             raise ConfigError(
@@ -234,6 +249,7 @@ def compare_runs(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     results_dir: Path | None = None,
+    allow_different_data: bool = False,
 ) -> Comparison:
     """Compare each candidate target with the baseline (default: the first target).
 
@@ -244,7 +260,10 @@ def compare_runs(
     metric stored (e.g. the ``answer`` stage of eval runs); ``extra_metrics``
     (the gate's) are added. ``stages`` filters the stages of ``RUN`` vs
     ``RUN`` pairs. ``results_dir`` (default: ``results/`` beside the
-    database) is read for ``dataset=NAME`` subsets.
+    database) is read for ``dataset=NAME`` subsets. Runs on different data (their
+    dataset fingerprints differ) raise ``DifferentDataError`` unless
+    ``allow_different_data``, which records a warning in ``data_warnings`` instead
+    (:mod:`retrieval_bench.harness.compare_sides`).
     """
     if test not in TESTS:
         raise ConfigError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
@@ -263,13 +282,18 @@ def compare_runs(
     for rid in dict.fromkeys([base.run_id, *comp.candidates]):
         run = db.get_run(rid)
         comp.run_names[rid] = run.name
+        comp.sides[rid] = run_side(run)
         if run.status != "done":
             comp.warnings.append(f"run {rid} is {run.status}, not done")
+    for rid in comp.candidates:  # before any pairing: ids of different data do not pair
+        side = comp.sides[base.run_id]
+        warning = check_same_data(side, comp.sides[rid], subset, allow_different_data)
+        comp.data_warnings += [warning] if warning else []
 
     pairs: list[_Pair] = []
     for cand in candidates:
         members = (base_members, subset_members(db, cand.run_id, subset, results))
-        for stage_pair in _stage_pairs(db, base, cand, stages):
+        for stage_pair in _stage_pairs(db, base, cand, stages, comp.stage_gaps):
             pair = _pair(db, base, cand, stage_pair, members, subset)
             info = pair.info
             if info.n_baseline_only or info.n_candidate_only:

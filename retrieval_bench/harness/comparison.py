@@ -19,6 +19,8 @@ __all__ = [
     "Comparison",
     "ComparisonRow",
     "PairInfo",
+    "RunSide",
+    "StageGap",
     "higher_is_better",
 ]
 
@@ -32,6 +34,54 @@ CONFIDENCE = 0.95
 def higher_is_better(metric: str) -> bool:
     """``False`` for costs and losses (``lost``, ``Lost@5``, ``failed``, ``seconds`` ...)."""
     return metric.split("@", 1)[0].lower() not in LOWER_IS_BETTER
+
+
+@dataclass(frozen=True)
+class RunSide:
+    """What a compared run was measured with: its config and its data, so a reader
+    sees which configs are compared and whether both saw the same questions."""
+
+    run_id: str
+    name: str
+    """The config's ``name:``."""
+    config_fingerprint: str | None
+    datasets: list[str]
+    dataset_fingerprint: str | None
+    """Of the questions the run scored (benchmark runs); of the predictions file (eval runs)."""
+    dataset_fingerprints: dict[str, str] = field(default_factory=dict)
+    """Per dataset name, where the run recorded it."""
+    kind: str = "benchmark"
+    """``benchmark`` or ``eval`` (an ``rbench eval`` run)."""
+
+    def describe(self) -> str:
+        """``config NAME (config fingerprint F), data D1, D2 (dataset fingerprint G)``."""
+        config = f"config {self.name}" + (
+            f" (config fingerprint {self.config_fingerprint[:12]})"
+            if self.config_fingerprint else ""
+        )  # fmt: skip
+        what = "predictions" if self.kind == "eval" else "data"
+        data = f"{what} {', '.join(self.datasets) or '?'}" + (
+            f" (dataset fingerprint {self.dataset_fingerprint})"
+            if self.dataset_fingerprint else ""
+        )  # fmt: skip
+        return f"{config}, {data}"
+
+
+@dataclass(frozen=True)
+class StageGap:
+    """Stages a ``RUN`` vs ``RUN`` comparison leaves out because one side lacks them."""
+
+    candidate: str
+    baseline_only: list[str]
+    candidate_only: list[str]
+
+    def describe(self, baseline: str) -> str:
+        """One line naming the stages only in each run."""
+        return (
+            f"stages not compared: only in baseline {baseline}: "
+            f"{', '.join(self.baseline_only) or 'none'}; only in candidate {self.candidate}: "
+            f"{', '.join(self.candidate_only) or 'none'}"
+        )
 
 
 @dataclass(frozen=True)
@@ -104,6 +154,13 @@ class Comparison:
     )
     run_names: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    sides: dict[str, RunSide] = field(default_factory=dict)
+    """Run id → its config and data (every compared run)."""
+    stage_gaps: list[StageGap] = field(default_factory=list)
+    """Per candidate whose ``RUN`` vs ``RUN`` pairing left stages out."""
+    data_warnings: list[str] = field(default_factory=list)
+    """Runs on different data compared anyway (``allow_different_data``): part of the
+    printed comparison, not a side note."""
 
     def rows_for(self, metric: str) -> list[ComparisonRow]:
         return [r for r in self.rows if r.metric == metric]

@@ -149,6 +149,10 @@ def evaluate_predictions(
             db.finish_run(run_id, status, total, error=failure_reason(exc))
             save_run_file(db, run_id, out_dir)
         raise
+    finally:  # a local model server the eval started on demand stops with it
+        from retrieval_bench.llm.factory import release_server
+
+        release_server(llm.made, keep=llm_spec is not None and llm_spec.keep_server)
     if db is not None and run_id is not None and out_dir is not None:
         save_run_file(db, run_id, out_dir)  # what --rebuild-db reads back
     return EvalOutcome(path, label, result, dict(reports), list(row_errors), run_id, out_dir)

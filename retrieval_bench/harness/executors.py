@@ -14,14 +14,27 @@ Every executor yields ``(task index, result)`` as tasks finish; the caller
 merges the results in task order, so the stored results do not depend on the
 executor (tested: identical TREC files). The tasks share the on-disk caches
 (chunks, embeddings, snapshots), which are safe for concurrent writers.
+
+A run that stops early (an error, Ctrl-C, SIGTERM: the CLI turns SIGTERM into
+:class:`KeyboardInterrupt`) leaves its ``with executor:`` block by an exception,
+and :meth:`Executor.abort` then stops the work at once instead of waiting for
+the running tasks: the pool's workers are terminated, Ray tasks cancelled with
+``force=True``. Pool workers also ignore SIGINT (the parent handles Ctrl-C for
+them) and, on Linux, ask the kernel to kill them when the parent dies
+(``PR_SET_PDEATHSIG``), so not even ``kill -9`` of the parent leaves them running
+(docs/architecture.md#executors).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
+import signal
 import socket
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -62,7 +75,12 @@ class Executor(ABC):
     ) -> Iterator[tuple[int, R]]: ...
 
     def close(self) -> None:  # noqa: B027 - most executors start nothing
-        """Stop what this executor started."""
+        """Stop what this executor started, after the running tasks finish."""
+
+    def abort(self) -> None:
+        """Stop what this executor started now, dropping the running tasks (the
+        run stopped early; its finished tasks are already checkpointed)."""
+        self.close()
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "workers": self.workers, "startup_s": self.startup_seconds}
@@ -76,7 +94,10 @@ class Executor(ABC):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        if exc_type is None:
+            self.close()
+        else:  # an error, Ctrl-C or SIGTERM: do not wait for the running tasks
+            self.abort()
 
 
 class SerialExecutor(Executor):
@@ -85,8 +106,26 @@ class SerialExecutor(Executor):
             yield i, fn(item)
 
 
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_ABORT_WAIT_S = 5.0
+
+
+def _die_with_parent(parent: int) -> None:
+    """Initializer of a pool worker: leave Ctrl-C to the parent (which stops the
+    pool) and, on Linux, be killed by the kernel when the parent dies, however it
+    dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); a parent already gone ends it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
 class ProcessExecutor(Executor):
-    """A local process pool; workers start on the first task (``spawn``)."""
+    """A local process pool; workers start on the first task (``spawn``) and die
+    with the parent (:func:`_die_with_parent`)."""
 
     name = "processes"
 
@@ -94,7 +133,12 @@ class ProcessExecutor(Executor):
         self.workers = jobs
         t0 = time.perf_counter()
         context = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+        self._pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=context,
+            initializer=_die_with_parent,
+            initargs=(os.getpid(),),
+        )
         self.startup_seconds = time.perf_counter() - t0
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
@@ -119,6 +163,25 @@ class ProcessExecutor(Executor):
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self) -> None:
+        """Terminate the workers (SIGTERM, then SIGKILL after a few seconds) and
+        reap them; what Python 3.14's ``terminate_workers`` does."""
+        workers = list((getattr(self._pool, "_processes", None) or {}).values())
+        manager = getattr(self._pool, "_executor_manager_thread", None)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                proc.terminate()
+        deadline = time.monotonic() + _ABORT_WAIT_S
+        for proc in workers:
+            with contextlib.suppress(ValueError):
+                proc.join(max(0.0, deadline - time.monotonic()))
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(1.0)
+        if manager is not None:  # it sees the workers gone and releases the pool's queues
+            manager.join(max(0.0, deadline - time.monotonic()))
 
 
 def _check_reachable(address: str) -> None:
@@ -179,11 +242,13 @@ class RayExecutor(Executor):
         self.address = address or "local"
         self.workers = int(ray.cluster_resources().get("CPU", 1))
         self.startup_seconds = time.perf_counter() - t0
+        self._pending: dict[Any, int] = {}
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         ray = self._ray
         remote = ray.remote(num_cpus=1, max_retries=0)(fn)
         pending = {remote.remote(item): i for i, item in enumerate(items)}
+        self._pending = pending  # what abort() cancels
         try:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
@@ -200,9 +265,18 @@ class RayExecutor(Executor):
                         ) from None
                     yield index, value
         finally:
-            for ref in pending:
-                with contextlib.suppress(Exception):
-                    ray.cancel(ref, force=True)
+            self._cancel()
+
+    def _cancel(self) -> None:
+        """Cancel the tasks not yet collected, killing their workers (``force=True``)."""
+        for ref in list(self._pending):
+            with contextlib.suppress(Exception):
+                self._ray.cancel(ref, force=True)
+        self._pending = {}
+
+    def abort(self) -> None:
+        self._cancel()
+        self.close()
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "address": self.address}

@@ -7,7 +7,9 @@ Which snapshot a row names is read by :mod:`~retrieval_bench.harness.snapshot_re
 per repository), so rows asked at one commit form one group and a commit the
 mirror lacks is a failed group at once. Trees are extracted by the task that
 needs them. A group whose snapshot cannot be opened or chunked is skipped with
-one warning line and recorded in the provenance; the other groups run. Each
+one warning line and recorded in the provenance; the other groups run, and its
+questions stay in the dataset as misses, 0 in every metric
+(docs/metrics.md#questions-that-could-not-be-run). Each
 finished group is checkpointed (:mod:`~retrieval_bench.harness.checkpoints`),
 and the groups of a dataset are merged, in group order whatever the executor,
 into one :class:`DatasetOutcome`, so the tables, drill-down and stored runs
@@ -33,7 +35,7 @@ from retrieval_bench.harness.executors import Executor, SerialExecutor
 from retrieval_bench.harness.pipeline import PreparedDataset, Progress, select_questions
 from retrieval_bench.harness.results import DatasetOutcome
 from retrieval_bench.harness.snapshot_refs import SnapshotRef, resolve_repo_refs, row_ref
-from retrieval_bench.harness.snapshot_work import GroupResult, GroupTask, run_group
+from retrieval_bench.harness.snapshot_work import GroupResult, GroupTask, run_group, score_unrun
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.snapshot import Snapshot
 from retrieval_bench.snapshot_sources import repo_locations
@@ -138,22 +140,27 @@ def plan_groups(
     if not groups:
         first = failures[0]["reason"] if failures else "no questions"
         raise SnapshotError(f"dataset {spec.name}: no snapshot could be opened (first: {first})")
-    kept = [e for g in groups for e in g.examples]
     labels = sorted(_label(g.ref, spec) for g in groups)
     fingerprint = hashlib.sha256("\n".join(labels).encode()).hexdigest()
     placeholder = Snapshot(ws.snapshots_dir, f"{len(groups)} snapshots", "groups", fingerprint)
     shell = PreparedDataset(
         spec=spec,
         snapshot=placeholder,
-        examples=kept,
+        examples=examples,
         row_errors=list(loaded.errors),
         missing_gold={},
         corpus=Corpus(ws.snapshots_dir, []),
-        fingerprint=dataset_fingerprint(kept),
+        fingerprint=dataset_fingerprint(examples),
         train_examples=[e for g in groups for e in g.train],
         snapshot_failures=failures,
+        failed_questions=failed_ids(failures),
     )
     return GroupedDataset(shell, groups)
+
+
+def failed_ids(failures: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Question id → why it could not be run, from snapshot failure entries."""
+    return {str(q): str(f["reason"]) for f in failures for q in f["query_ids"]}
 
 
 def _label(ref: SnapshotRef | None, spec: DatasetSpec) -> str:
@@ -219,11 +226,11 @@ def run_groups(
             progress.note(f"[{shell.spec.name}] snapshot {result.label}: "
                           f"{len(result.query_ids)} question(s), {state}")  # fmt: skip
             progress(label, done, len(tasks), "snapshots")
-    return _merge(grouped, [results[t.index] for t in tasks])
+    return _merge(grouped, [results[t.index] for t in tasks], tasks[0].cfg)
 
 
 def _merge(
-    grouped: GroupedDataset, results: Sequence[GroupResult]
+    grouped: GroupedDataset, results: Sequence[GroupResult], cfg: BenchmarkConfig
 ) -> tuple[DatasetOutcome, list[DatasetAnswers], dict[str, Any]]:
     shell = grouped.shell
     outcomes: list[DatasetOutcome] = []
@@ -246,13 +253,24 @@ def _merge(
     if not outcomes:
         first = shell.snapshot_failures[0]["reason"] if shell.snapshot_failures else "no questions"
         raise SnapshotError(f"dataset {shell.spec.name}: no snapshot could be run (first: {first})")
-    return merge_outcomes(shell, outcomes), answers, provenance
+    return merge_outcomes(shell, outcomes, cfg), answers, provenance
 
 
-def merge_outcomes(shell: PreparedDataset, outcomes: Sequence[DatasetOutcome]) -> DatasetOutcome:
-    """One outcome per dataset from its groups' outcomes (query ids are disjoint)."""
+def merge_outcomes(
+    shell: PreparedDataset, outcomes: Sequence[DatasetOutcome], cfg: BenchmarkConfig
+) -> DatasetOutcome:
+    """One outcome per dataset from its groups' outcomes (query ids are disjoint).
+
+    The questions of ``shell.snapshot_failures`` stay in the dataset, scored 0 in
+    every stage (:func:`~retrieval_bench.harness.snapshot_work.score_unrun`), and
+    are listed in ``shell.failed_questions``."""
     kept = {e.id: e for o in outcomes for e in o.prepared.examples}  # gold as scored
-    shell.examples = [kept[e.id] for e in shell.examples if e.id in kept]
+    asked = {e.id for e in shell.examples}
+    shell.failed_questions = {q: r for q, r in failed_ids(shell.snapshot_failures).items()
+                              if q in asked and q not in kept}  # fmt: skip
+    unrun = [e for e in shell.examples if e.id in shell.failed_questions]
+    shell.examples = [kept.get(e.id, e) for e in shell.examples
+                      if e.id in kept or e.id in shell.failed_questions]  # fmt: skip
     shell.train_examples = [e for o in outcomes for e in o.prepared.train_examples]
     chunks = {c.id: c for o in outcomes for c in o.prepared.corpus.chunks}
     tokenizer = next((o.prepared.corpus.tokenizer for o in outcomes), "")
@@ -271,6 +289,8 @@ def merge_outcomes(shell: PreparedDataset, outcomes: Sequence[DatasetOutcome]) -
             merged.per_query.setdefault(stage, {}).update(rows)
         for stage, lost in o.lost.items():
             merged.lost.setdefault(stage, {}).update(lost)
+    for stage, rows in score_unrun(unrun, list(merged.per_query), cfg).items():
+        merged.per_query[stage].update(rows)
     return merged
 
 

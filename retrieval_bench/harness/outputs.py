@@ -11,13 +11,16 @@ written separately (:mod:`retrieval_bench.store.runfile`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from retrieval_bench.harness.answer_records import write_answers
 from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
+from retrieval_bench.harness.snapshot_work import input_stages
 from retrieval_bench.metrics.retrieval.scoring import ranked_files
 from retrieval_bench.store.trec import write_run
+from retrieval_bench.types import StageResult
 
 
 def write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any]) -> None:
@@ -50,18 +53,18 @@ def write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any]) 
 
 def _write_drill_down(fh: IO[str], o: DatasetOutcome, k: int) -> None:
     """One ``queries.jsonl`` line per question of the dataset: its gold, missing
-    gold with reasons, and per stage the top ``k`` files, lost files and failure."""
+    gold with reasons, why it could not be run (``not_run``, when so), and per stage
+    the top ``k`` files, lost files with their ranks (``lost_ranks``) and failure."""
     corpus = o.prepared.corpus
     for ex in o.prepared.examples:
-        stages = {
-            s.name: {
-                "files": ranked_files(s.run.ids(ex.id), corpus)[:k],
-                "lost": o.lost.get(s.name, {}).get(ex.id, []),
-                "failed": s.failures.get(ex.id),
-            }
-            for s in o.stages
-        }
-        drill = {
+        stages: dict[str, dict[str, Any]] = {}
+        for s in o.stages:
+            ranked = ranked_files(s.run.ids(ex.id), corpus)
+            lost = o.lost.get(s.name, {}).get(ex.id, [])
+            stages[s.name] = {"files": ranked[:k], "lost": lost, "failed": s.failures.get(ex.id)}
+            if lost:
+                stages[s.name]["lost_ranks"] = _lost_ranks(lost, ranked, s, o, ex.id)
+        drill: dict[str, Any] = {
             "dataset": o.prepared.spec.name,
             "query_id": ex.id,
             "query": ex.query,
@@ -73,7 +76,27 @@ def _write_drill_down(fh: IO[str], o: DatasetOutcome, k: int) -> None:
             },
             "stages": stages,
         }
+        if ex.id in o.prepared.failed_questions:
+            drill["not_run"] = o.prepared.failed_questions[ex.id]
         fh.write(json.dumps(drill) + "\n")
+
+
+def _lost_ranks(
+    lost: Sequence[str], ranked: Sequence[str], stage: StageResult, o: DatasetOutcome, qid: str
+) -> dict[str, dict[str, Any]]:
+    """Per lost gold file, its rank in the stage's own full list (``here``; None: not
+    ranked) and in each input stage that ranked it (``input``: stage → rank; empty
+    for a retriever, whose input is the snapshot). Ranks count from 1."""
+    inputs = [
+        (s.name, ranked_files(s.run.ids(qid), o.prepared.corpus))
+        for s in input_stages(stage, o.stages) or []
+    ]
+    out: dict[str, dict[str, Any]] = {}
+    for f in lost:
+        here = ranked.index(f) + 1 if f in ranked else None
+        fed = {name: files.index(f) + 1 for name, files in inputs if f in files}
+        out[f] = {"here": here, "input": fed}
+    return out
 
 
 def _write_artifacts(folder: Path, o: DatasetOutcome) -> None:

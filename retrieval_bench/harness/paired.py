@@ -301,6 +301,11 @@ def _split(key: str) -> tuple[str, str, str, str] | None:
     return kind, parts[0], parts[1], parts[2]
 
 
+def without_paired(table: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """``table`` (stage → entry → value) without the reserved entries of :func:`encode`."""
+    return {s: {k: v for k, v in row.items() if _split(k) is None} for s, row in table.items()}
+
+
 def _num(row: Mapping[str, float], key: str) -> float | None:
     value = row.get(key)
     return None if value is None or math.isnan(value) else float(value)

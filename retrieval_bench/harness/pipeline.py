@@ -74,6 +74,10 @@ class PreparedDataset:
     queries, chunks, timings); empty for a dataset with one snapshot."""
     snapshot_failures: list[dict[str, Any]] = field(default_factory=list)
     """Snapshot groups that could not be opened or chunked: source, reason, query ids."""
+    failed_questions: dict[str, str] = field(default_factory=dict)
+    """Question id → why it could not be run (its snapshot failed). Such a question
+    stays in ``examples`` and scores 0 in every metric
+    (docs/metrics.md#questions-that-could-not-be-run)."""
     remapped_gold: dict[str, str] = field(default_factory=dict)
     """``gold_paths: suffix``: gold path → the snapshot path it was matched to."""
     chunk_stats: dict[str, int] = field(default_factory=dict)
@@ -94,8 +98,14 @@ def needs_vectors(specs: Sequence[StageSpec]) -> bool:
     return any(RETRIEVERS.type_of(s.name).uses_vector_index for s in specs)
 
 
-def index_name(snapshot: Snapshot, chunker: Chunker, model: str, ignore: Sequence[str] = ()) -> str:
-    """One index per (repository, chunker config, model).
+def index_name(
+    snapshot: Snapshot,
+    chunker: Chunker,
+    model: str,
+    ignore: Sequence[str] = (),
+    include: Sequence[str] = (),
+) -> str:
+    """One index per (repository, chunker config, model, extra ignore and include lists).
 
     A folder is a working tree that changes under us, so its index is keyed by
     its location and kept current with ``update``; git and PyPI snapshots are
@@ -106,7 +116,8 @@ def index_name(snapshot: Snapshot, chunker: Chunker, model: str, ignore: Sequenc
     )
     key = json.dumps(
         {"snap": where, "chunker": chunker.name, "cfg": chunker.config(), "m": model}
-        | ({"ignore": list(ignore)} if ignore else {}),
+        | ({"ignore": list(ignore)} if ignore else {})
+        | ({"include": list(include)} if include else {}),
         sort_keys=True,
         default=str,
     )
@@ -136,27 +147,28 @@ def build_corpus(
     progress: Callable[[int, int, str], None] | None = None,
     index_uri: Path | None = None,
     ignore: Sequence[str] = (),
+    include: Sequence[str] = (),
     stats: ChunkStats | None = None,
 ) -> tuple[Corpus, Any]:
     """Chunk a snapshot; with vectors, through the (built or updated) LanceDB index.
 
     ``ignore`` adds gitignore-style patterns to the repository's own rules
-    (e.g. translation catalogues that no question is about). Without vectors a
+    (e.g. translation catalogues that no question is about); ``include`` keeps only
+    the files one of its globs matches (e.g. ``*.py``). Without vectors a
     file's chunks come from the chunk cache when it has them (counted in ``stats``).
     """
+    rules = {"extra_ignore": tuple(ignore), "include": tuple(include)}
     if not with_vectors:
         report = WalkReport()
         if chunk_cache_enabled():
             cache = ChunkCache.in_dir(ws.cache_dir / "chunks")
             try:
-                cached = chunk_tree_cached(
-                    snapshot.root, chunker, cache, report, stats, extra_ignore=tuple(ignore)
-                )
+                cached = chunk_tree_cached(snapshot.root, chunker, cache, report, stats, **rules)
                 chunks = list(cached)
             finally:
                 cache.close()
         else:
-            chunks = list(chunk_tree(snapshot.root, chunker, report, extra_ignore=tuple(ignore)))
+            chunks = list(chunk_tree(snapshot.root, chunker, report, **rules))
         corpus = Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped))
         return _nonempty(corpus, snapshot), None
     from retrieval_bench.index.embed import default_embedder
@@ -165,12 +177,14 @@ def build_corpus(
     # an empty repository fails before the embedding model is loaded (the walk
     # stops at the first source file, so a non-empty one costs next to nothing)
     report = WalkReport()
-    walk = iter_source_files(snapshot.root, report=report, extra_ignore=tuple(ignore))
+    walk = iter_source_files(
+        snapshot.root, report=report, extra_ignore=tuple(ignore), include=tuple(include)
+    )
     if next(walk, None) is None:
         _nonempty(Corpus(snapshot.root, [], chunker.tokenizer_name, report.skipped), snapshot)
     embedder = default_embedder(ws)
-    name = index_name(snapshot, chunker, embedder.name, ignore)
-    index = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder, ignore)
+    name = index_name(snapshot, chunker, embedder.name, ignore, include)
+    index = CodebaseIndex(index_uri or ws.index_dir, name, chunker, embedder, ignore, include)
     if index.exists():
         index.update(snapshot.root, progress)
     else:
@@ -346,6 +360,7 @@ def prepare_snapshot(
         ws,
         with_vectors=with_vectors,
         ignore=spec.ignore,
+        include=spec.include,
         progress=for_label(progress, f"index {label}") if progress else None,
         stats=stats,
     )

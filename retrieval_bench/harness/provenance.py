@@ -86,7 +86,11 @@ def run_provenance(cfg: BenchmarkConfig, prepared: Sequence[PreparedDataset]) ->
         }
         | p.chunk_stats
         | (
-            {"snapshot_groups": p.snapshot_groups, "snapshot_failures": p.snapshot_failures}
+            {
+                "snapshot_groups": p.snapshot_groups,
+                "snapshot_failures": p.snapshot_failures,
+                "failed_questions": p.failed_questions,
+            }  # fmt: skip
             if p.snapshot_groups or p.snapshot_failures
             else {}
         )

@@ -38,6 +38,51 @@ def _fmt(value: float | None, metric: str) -> str:
     return f"{value:.3f}"
 
 
+def count_noun(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 query``, ``3 queries``: ``n`` with the noun in the number it takes."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
+
+
+def failed_note(failed: Mapping[str, str], total: int, shown: int = 3) -> str | None:
+    """The line below a table whose questions include some that could not be run:
+    ``1 of 3 questions failed: <reason> (<id>); scored 0 (a miss) in every metric``
+    (ids grouped by reason, the first ``shown`` reasons and ids named); None when
+    every question ran (docs/metrics.md#questions-that-could-not-be-run)."""
+    if not failed:
+        return None
+    by_reason: dict[str, list[str]] = {}
+    for qid, why in failed.items():
+        by_reason.setdefault(why, []).append(qid)
+    parts = []
+    for why, ids in list(by_reason.items())[:shown]:
+        named = ", ".join(ids[:shown]) + (
+            f" and {len(ids) - shown} more" if len(ids) > shown else ""
+        )
+        parts.append(f"{why} ({named})")
+    if len(by_reason) > shown:
+        parts.append(f"{len(by_reason) - shown} other reason(s)")
+    head = f"{len(failed)} of {count_noun(total, 'question')} failed"
+    return f"{head}: {'; '.join(parts)}; scored 0 (a miss) in every metric"
+
+
+def stored_failures(
+    provenance: Mapping[str, Any], subset: str = "all"
+) -> tuple[int, dict[str, str]] | None:
+    """(questions, question id → why it could not be run) of ``subset`` of a stored
+    run, from its provenance (``question_counts``; for the ``all`` subset of a run
+    without it, the datasets' ``failed_questions``); None when unknown."""
+    counts = provenance.get("question_counts")
+    entry = counts.get(subset) if isinstance(counts, Mapping) else None
+    if isinstance(entry, Mapping):
+        return int(entry.get("total") or 0), dict(entry.get("failed") or {})
+    datasets = provenance.get("datasets")
+    if subset != "all" or not isinstance(datasets, Mapping):
+        return None
+    entries = [d for d in datasets.values() if isinstance(d, Mapping)]
+    failed = {q: str(r) for d in entries for q, r in (d.get("failed_questions") or {}).items()}
+    return sum(int(d.get("n_examples") or 0) for d in entries), failed
+
+
 TABLE_FORMATS = ("text", "csv", "markdown")
 """What ``rbench show``/``run`` can print a stage table as."""
 

@@ -35,7 +35,10 @@ class BenchmarkResult:
     tables: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """subset → stage → metric → mean."""
     counts: dict[str, int] = field(default_factory=dict)
-    """subset → number of queries."""
+    """subset → number of queries (the questions that could not be run included)."""
+    failed: dict[str, dict[str, str]] = field(default_factory=dict)
+    """subset → question id → why it could not be run (its snapshot failed); such a
+    question scores 0 in every metric (docs/metrics.md#questions-that-could-not-be-run)."""
     out_dir: Path | None = None
     seconds: float = 0.0
     sweeps: dict[str, list[dict[str, float | int]]] = field(default_factory=dict)

@@ -39,8 +39,13 @@ from retrieval_bench.harness.provenance import run_provenance
 from retrieval_bench.harness.recording import record_results
 from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
 from retrieval_bench.harness.resume import resumable_run
-from retrieval_bench.harness.snapshot_work import GroupResult, make_llm_provider, run_stages
-from retrieval_bench.harness.validate import validate_stages
+from retrieval_bench.harness.snapshot_work import (
+    GroupResult,
+    make_llm_provider,
+    release_llm,
+    run_stages,
+)
+from retrieval_bench.harness.validate import check_stage_inputs, validate_stages
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.loads import loads_since
 from retrieval_bench.store.db import ResultsDB, failure_reason
@@ -153,12 +158,14 @@ def _add_paired(result: BenchmarkResult) -> None:
 
 def summarise(result: BenchmarkResult) -> BenchmarkResult:
     """Fill ``result``'s tables (per subset; with the paired columns of
-    :mod:`~retrieval_bench.harness.paired`), counts and reranker threshold sweeps from
-    its outcomes; returns it."""
+    :mod:`~retrieval_bench.harness.paired`), counts, questions that could not be run
+    and reranker threshold sweeps from its outcomes; returns it."""
     cfg, outcomes = result.config, result.outcomes
+    unrun = {q: why for o in outcomes for q, why in o.prepared.failed_questions.items()}
     for subset, members in _subset_members(outcomes, cfg.metrics.subsets).items():
         result.tables[subset] = _aggregate(outcomes, result.stage_order, members)
         result.counts[subset] = len(members)
+        result.failed[subset] = {q: why for q, why in unrun.items() if q in members}
     _add_paired(result)
     result.sweeps = _threshold_sweeps(outcomes, [r.label for r in cfg.rerankers])
     return result
@@ -182,56 +189,46 @@ def run_benchmark(
 ) -> BenchmarkResult:
     """Run the configured benchmark end to end and store everything.
 
-    Datasets are prepared first (snapshot, chunks, index; for per-question
-    snapshots: the groups planned) so that the stored run carries its
-    provenance from the start; a run that fails after that is kept, marked
-    ``failed``. Snapshot groups run on ``cfg.executor`` and are checkpointed as
-    they finish; ``resume`` (a run id, or ``last``) continues an interrupted or
-    failed run of the same config without redoing its finished groups.
+    The run is recorded (a ``running`` row and ``run.json``) before the first
+    work, so a run killed while a snapshot is opened or its first index built
+    is still there for ``--resume``; the datasets are then prepared (snapshot,
+    chunks, index; for per-question snapshots: the groups planned) and their
+    provenance stored; every way out after the record marks the run ``done``,
+    ``failed`` (with why) or ``interrupted``. Snapshot groups run on
+    ``cfg.executor`` and are checkpointed as they finish; ``resume`` (a run id,
+    or ``last``) continues an interrupted or failed run of the same config
+    without redoing its finished groups.
     """
     ws = ws or Workspace.default()
     validate_stages(cfg)  # stage names and parameters, before any work
     _check_answer_metrics(cfg)
     for spec in cfg.datasets:  # every dataset's questions, before any is chunked or indexed
         select_questions(spec)
+    check_stage_inputs([cfg])  # the files stages read (external), against those questions
     db = ResultsDB(ws.db_path)  # a damaged results database stops the run before any work
     resumed = resumable_run(db, cfg, resume) if resume is not None else None
     started = time.perf_counter()
-    namespace = len(cfg.datasets) > 1 and colliding_ids(cfg)
-    prepared: list[PreparedDataset] = []
-    grouped: dict[str, GroupedDataset] = {}
-    for spec in cfg.datasets:
-        if is_grouped(spec):  # questions with their own snapshots: planned now, run later
-            grouped[spec.name] = plan_groups(spec, cfg, ws, namespace)
-            prepared.append(grouped[spec.name].shell)
-            continue
-        ds = prepare_dataset(spec, cfg, ws, progress)
-        if namespace:
-            namespace_prepared(ds)
-        if on_dataset:
-            on_dataset(ds)
-        prepared.append(ds)
+    grouped_names = {spec.name for spec in cfg.datasets if is_grouped(spec)}
     # a Ray address that does not answer fails here, before a run is stored
-    executor: Executor = make_executor(cfg.executor) if grouped else SerialExecutor()
-    prov = run_provenance(cfg, prepared)
-    prov["executor"] = executor.describe()
-    if resumed is None:
-        run_id = db.start_run(
-            cfg.name,
-            config=cfg.model_dump(mode="json"),
-            provenance=prov,
-            dataset_fingerprint=prov["dataset_fingerprint"],
-        )
-    else:
-        run_id = resumed
-        db.reopen_run(run_id, config=cfg.model_dump(mode="json"), provenance=prov)
+    executor: Executor = make_executor(cfg.executor) if grouped_names else SerialExecutor()
+    try:
+        run_id = _record_start(db, cfg, resumed, executor)
+    except BaseException:
+        executor.close()
+        raise
     run_dir = ws.results_dir / run_id
     save_run_file(db, run_id, run_dir)  # a run killed from here on is still in results/
     checkpoints = Checkpoints(run_dir / "groups", GroupResult)
     stage_order = [s.label for s in cfg.stage_specs()]
+    llm_provider: LazyLLM | None = None
     try:  # from here every way out marks the run: done, failed (with why) or interrupted
-        llm_provider = make_llm_provider(cfg, ws, prov)
         with executor:
+            prepared, grouped = _prepare(cfg, ws, grouped_names, progress, on_dataset)
+            prov = run_provenance(cfg, prepared)
+            prov["executor"] = executor.describe()
+            db.update_provenance(run_id, prov, dataset_fingerprint=prov["dataset_fingerprint"])
+            save_run_file(db, run_id, run_dir)
+            llm_provider = make_llm_provider(cfg, ws, prov)
             outcomes, answered = _run_datasets(
                 cfg, ws, prepared, grouped, (executor, checkpoints, llm_provider), prov, progress,
                 on_dataset,
@@ -246,6 +243,7 @@ def run_benchmark(
         result.seconds = time.perf_counter() - started
         result.loads = loads_since(started)
         result.out_dir = ws.results_dir / run_id
+        prov["question_counts"] = question_counts(result)
         write_outputs(result, result.out_dir, prov)
         db.finish_run(run_id, "done", record_results(db, result, prov, prepared))
     except BaseException as exc:
@@ -254,9 +252,62 @@ def run_benchmark(
         db.finish_run(run_id, status, total, error=failure_reason(exc))
         save_run_file(db, run_id, run_dir, stage_order)
         raise
+    finally:
+        release_llm(llm_provider, cfg)  # a model server the run started on demand stops
     checkpoints.clear()  # the stored results are complete: nothing left to resume
     save_run_file(db, run_id, run_dir, stage_order)  # what --rebuild-db reads back
     return result
+
+
+def question_counts(result: BenchmarkResult) -> dict[str, dict[str, Any]]:
+    """Subset → ``{"total": questions, "failed": {id: why it could not be run}}``:
+    what ``rbench show`` and the web page say below a table (stored in the
+    provenance as ``question_counts``; docs/metrics.md#questions-that-could-not-be-run)."""
+    return {
+        subset: {"total": n, "failed": result.failed.get(subset, {})}
+        for subset, n in result.counts.items()
+    }
+
+
+def _record_start(
+    db: ResultsDB, cfg: BenchmarkConfig, resumed: str | None, executor: Executor
+) -> str:
+    """Store the run as ``running`` (or reopen the resumed one) with the provenance
+    known before any work; returns its id."""
+    prov = run_provenance(cfg, [])  # the datasets' part follows once they are prepared
+    prov["executor"] = executor.describe()
+    if resumed is None:
+        run_id = db.start_run(cfg.name, config=cfg.model_dump(mode="json"), provenance=prov)
+    else:
+        run_id = resumed
+        db.reopen_run(run_id, config=cfg.model_dump(mode="json"), provenance=prov)
+    return run_id
+
+
+def _prepare(
+    cfg: BenchmarkConfig,
+    ws: Workspace,
+    grouped_names: set[str],
+    progress: Progress | None,
+    on_dataset: Callable[[PreparedDataset], None] | None,
+) -> tuple[list[PreparedDataset], dict[str, GroupedDataset]]:
+    """Every dataset prepared: snapshot opened, chunked and indexed; for per-question
+    snapshots, the groups planned (they run later, on the executor)."""
+    namespace = len(cfg.datasets) > 1 and colliding_ids(cfg)
+    prepared: list[PreparedDataset] = []
+    grouped: dict[str, GroupedDataset] = {}
+    for spec in cfg.datasets:
+        if spec.name in grouped_names:
+            grouped[spec.name] = plan_groups(spec, cfg, ws, namespace)
+            prepared.append(grouped[spec.name].shell)
+            continue
+        ds = prepare_dataset(spec, cfg, ws, progress)
+        if namespace:
+            namespace_prepared(ds)
+        if on_dataset:
+            on_dataset(ds)
+        prepared.append(ds)
+    return prepared, grouped
 
 
 def _run_datasets(

@@ -51,13 +51,19 @@ from retrieval_bench.types import Example, Run, StageResult
 from retrieval_bench.workspace import Workspace
 
 
-def stage_inputs(stage: StageResult, stages: Sequence[StageResult]) -> list[Run] | None:
-    """The runs that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
+def input_stages(stage: StageResult, stages: Sequence[StageResult]) -> list[StageResult] | None:
+    """The stages that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
     if stage.parent in (None, "corpus"):
         return None
     if stage.parent == "retrievers":
-        return [s.run for s in stages if s.parent in (None, "corpus")]
-    return [s.run for s in stages if s.name == stage.parent]
+        return [s for s in stages if s.parent in (None, "corpus")]
+    return [s for s in stages if s.name == stage.parent]
+
+
+def stage_inputs(stage: StageResult, stages: Sequence[StageResult]) -> list[Run] | None:
+    """The runs that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
+    fed = input_stages(stage, stages)
+    return None if fed is None else [s.run for s in fed]
 
 
 def score_dataset(
@@ -82,27 +88,71 @@ def score_dataset(
     return outcome
 
 
-def make_llm_provider(cfg: BenchmarkConfig, ws: Workspace, prov: dict[str, Any]) -> LazyLLM | None:
-    """The run's lazy LLM when some configured stage declares ``needs_llm`` (the
-    answerer always does); the client is made on first use, and its model and
-    server are then written into ``prov``."""
+def score_unrun(
+    examples: Sequence[Example], stages: Sequence[str], cfg: BenchmarkConfig
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Stage → query id → metrics of questions that could not be run (their snapshot
+    failed): scored as queries no stage retrieved anything for — 0 in every metric,
+    as SWE-bench counts an unresolved instance — with nothing lost, so every mean
+    divides by all questions. ``failed`` stays 0: no stage failed on the question,
+    so it is a pair (0 against 0) in the paired columns, whose Δ then equals the
+    difference of the column means (docs/metrics.md#questions-that-could-not-be-run)."""
+    if not examples:
+        return {}
+    scored = evaluate_stage(
+        Run("unrun"), examples, Corpus(Path("."), []), ks=cfg.metrics.ks,
+        budgets=cfg.metrics.budgets,
+    )  # fmt: skip
+    rows = {q: {**m, "lost": 0.0, "failed": 0.0} for q, m in scored.per_query.items()}
+    return {stage: {q: dict(m) for q, m in rows.items()} for stage in stages}
+
+
+def calls_llm(cfg: BenchmarkConfig) -> bool:
+    """Whether some stage of ``cfg`` calls the model (``needs_llm_for`` its
+    parameters; the answerer always does)."""
     stages: list[tuple[Registry[Any], list[StageSpec]]] = [
         (RETRIEVERS, cfg.retrievers),
         (FUSIONS, cfg.fusions),
         (RERANKERS, cfg.rerankers),
     ]
-    if not any_needs_llm(stages) and cfg.answerer is None:
+    return any_needs_llm(stages) or cfg.answerer is not None
+
+
+def make_llm_provider(
+    cfg: BenchmarkConfig,
+    ws: Workspace,
+    prov: dict[str, Any],
+    hold: bool = True,
+    more: Sequence[BenchmarkConfig] = (),
+) -> LazyLLM | None:
+    """The run's lazy LLM (of ``cfg.llm``) when some stage of ``cfg`` or of ``more``
+    (a sweep's other cells) calls the model (:func:`calls_llm`), else None; the
+    client is made on first use, and its model and server are then written into
+    ``prov``. With ``hold`` (the run's own process) the client holds the local
+    server it uses, which :func:`release_llm` lets go; a pool worker passes False."""
+    if not any(calls_llm(c) for c in (cfg, *more)):
         return None
 
     def make() -> Any:
         from retrieval_bench.llm.factory import make_llm
 
-        client = make_llm(cfg.llm, ws)
+        client = make_llm(cfg.llm, ws, hold)
         prov.setdefault("models", {})["llm"] = client.model
         prov["llm_base_url"] = client.settings.base_url
         return client
 
     return LazyLLM(make)
+
+
+def release_llm(llm_provider: LazyLLM | None, cfg: BenchmarkConfig) -> None:
+    """At the end of a run (done, failed or interrupted): stop the local model server
+    its client started on demand, unless ``llm.keep_server`` or another live
+    process holds it (:meth:`~retrieval_bench.llm.local_server.ServerHold.release`)."""
+    if llm_provider is None or llm_provider.made is None:
+        return
+    from retrieval_bench.llm.factory import release_server
+
+    release_server(llm_provider.made, keep=cfg.llm.keep_server)
 
 
 def run_stages(
@@ -210,7 +260,8 @@ def run_group(
         result.seconds = time.perf_counter() - t0
         return result
     if llm_provider is None:
-        llm_provider = make_llm_provider(task.cfg, task.ws, result.provenance)
+        # the parent holds the local server for the run (it starts it before the workers)
+        llm_provider = make_llm_provider(task.cfg, task.ws, result.provenance, hold=False)
     outcome, answers = run_stages(ds, task.cfg, llm_provider, progress, task.ws)
     result.entry = {
         "snapshot": snapshot.source,

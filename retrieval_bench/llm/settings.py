@@ -20,7 +20,11 @@ class LLMSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     base_url: str | None = None
-    """None = the embedded local server (started on demand, reused afterwards)."""
+    """None = the embedded local server (started on demand when none runs; a run
+    stops the server it started when it ends, unless ``keep_server``)."""
+    keep_server: bool = Field(default=False, exclude=True)
+    """Keep a local server this run started on demand running after it ends
+    (``--keep-llm-server``). Not part of the stored config: it cannot change results."""
     model: str = "smollm2"
     api_key_env: str = "OPENAI_API_KEY"
     """Name of the environment variable holding the key (never the key itself)."""

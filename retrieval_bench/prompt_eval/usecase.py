@@ -22,8 +22,9 @@ A use case is a Python class with:
 Registry: ``@register_use_case`` on the class; :func:`get_use_case` takes a
 registered name, a ``package.module:Class`` reference or a
 ``path/to/file.py:Class`` reference, so a user's own use case runs without
-being installed. Third-party packages may add entry points in the
-``retrieval_bench.use_cases`` group.
+being installed (an explicit act of the command line; the web UI looks names up
+with :func:`registered_use_case`, which never imports anything). Third-party
+packages may add entry points in the ``retrieval_bench.use_cases`` group.
 """
 
 from __future__ import annotations
@@ -213,6 +214,20 @@ def _from_reference(ref: str) -> type[UseCase]:
     if not (isinstance(cls, type) and issubclass(cls, UseCase)):
         raise UnknownUseCaseError(f"{ref} is not a UseCase subclass")
     return cls
+
+
+def registered_use_case(name: str) -> UseCase:
+    """A use case by registered name only (built-in, ``@register_use_case`` or an
+    entry point): the web UI's lookup. Unlike :func:`get_use_case` it never imports a
+    module or runs a file the caller names, so a request cannot make the server run
+    code (docs/architecture.md#web-ui-security); an unknown name is
+    :class:`UnknownUseCaseError` (a 404 on the web)."""
+    _load_builtins()
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        known = ", ".join(sorted(_REGISTRY)) or "none"
+        raise UnknownUseCaseError(f"unknown use case {name!r}; registered: {known}")
+    return cls()
 
 
 def get_use_case(name: str | UseCase | type[UseCase]) -> UseCase:

@@ -245,8 +245,10 @@ def _vectors_under(uri: str | Path, embedder_name: str) -> tuple[list[str], np.n
                 continue
             db = lancedb.connect(str(folder)) if db is None else db
             data = db.open_table(str(manifest["table"])).to_arrow().select(["id", "vector"])
-        except (OSError, ValueError, KeyError, AttributeError):
-            continue  # unreadable or half-written manifest: skip, never fail the run
+        except (OSError, ValueError, KeyError, AttributeError, RuntimeError):
+            # an unreadable or half-written manifest, a damaged table (LanceDB's
+            # RuntimeError, index/damage.py): skip it, never fail the run
+            continue
         ids.extend(data.column("id").to_pylist())
         parts.append(vectors_of(data))
     matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)

@@ -84,6 +84,7 @@ log = logging.getLogger(__name__)
 
 KeywordProvider = Callable[[str], Sequence[str]]
 """Hook for the "llm" rung: question → keywords to grep for."""
+DEFAULT_TERMS = "identifiers"
 
 
 def find_rg(explicit: str | os.PathLike[str] | None = None) -> str:
@@ -134,12 +135,18 @@ class ExactRetriever(Retriever):
         def_weight, path_weight: the definition and named-file bonuses of "issue".
     """
 
-    needs_llm = True  # only the terms="llm" rung calls it
+    needs_llm = True  # it takes llm; only the terms="llm" rung calls it (needs_llm_for)
+
+    @classmethod
+    def needs_llm_for(cls, params: Mapping[str, Any]) -> bool:
+        """Only ``terms: llm`` calls the model: a run of any other rung starts no
+        model server."""
+        return params.get("terms", DEFAULT_TERMS) == "llm"
 
     def __init__(
         self,
         *,
-        terms: str = "identifiers",
+        terms: str = DEFAULT_TERMS,
         keyword_provider: KeywordProvider | None = None,
         case: str = "ignore",
         max_terms: int = 24,

@@ -17,18 +17,23 @@ snapshot counts as retrieved and non-relevant, as in trec_eval
 
 Query ids match the dataset's exactly, after ``strip_prefix`` is removed and
 ``id_map`` (a mapping, or a JSON file of one: external id → dataset id) is
-applied. Bad input never stops the run: a missing, unreadable or malformed
-file fails this stage for every query with a one-line reason (the other
-stages run); rows for query ids not searched and repeated rows or files are
-ignored with one warning each (the first row, and a file's best rank, kept);
-a searched query without a row fails with ``no external result``.
+applied. The file is checked before any work (:meth:`ExternalRun.check_inputs`,
+called by the harness once per run with every question id of the run): a
+missing, unreadable or malformed file, or one whose ids match none of the
+questions searched (a forgotten ``strip_prefix``), stops the run with one line
+— a stage that fails every query would only score 0 under a ``done`` run.
+Rows for ids the datasets lack, repeated rows or files, and searched
+questions without a row are reported then, with one warning each (the first
+row, and a file's best rank, kept); such a question fails with ``no external
+result``. ``search`` itself warns nothing: with per-question snapshots it runs
+once per snapshot.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -187,46 +192,86 @@ class ExternalRun(Retriever):
         self._paths: set[str] = set()
 
     def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:
-        """Read the predictions (a bad file raises here: the stage fails, the run goes on)."""
+        """Read the predictions (checked before the run by :meth:`check_inputs`; a file
+        changed since then raises here: the stage fails, the run goes on)."""
         self._paths = set(corpus.paths)
-        self._rankings = self._read()
+        self._rankings = self._read()[0]
 
-    def _read(self) -> Rankings:
+    @classmethod
+    def check_inputs(
+        cls, params: Mapping[str, Any], searched: Collection[str], known: Collection[str]
+    ) -> None:
+        """Read the file once, before any work: a bad file, or one whose ids match none
+        of the ``searched`` questions, raises :class:`ExternalRunError` (naming the
+        first ids of each side); ids none of the datasets has (``known``: all their
+        rows), repeated rows and searched questions without a row warn once."""
+        stage = cls(**params)
+        rankings, dups = stage._read()
+        if dups:
+            log.warning(
+                "external run %s: %d repeated rows ignored (first kept), e.g. %r",
+                stage.path, len(dups), dups[0],
+            )  # fmt: skip
+        matched = [q for q in searched if q in rankings]
+        if not matched:
+            raise ExternalRunError(stage._no_match(rankings, searched))
+        unknown = [q for q in rankings if q not in known]
+        if unknown:
+            log.warning(
+                "external run %s: %d rows for query ids not in the dataset ignored, e.g. %r",
+                stage.path, len(unknown), unknown[0],
+            )  # fmt: skip
+        if len(matched) < len(searched):
+            absent = next(q for q in searched if q not in rankings)
+            log.warning(
+                "external run %s: %d of the %d questions searched have no row (each fails "
+                "with 'no external result'), e.g. %r",
+                stage.path, len(searched) - len(matched), len(searched), absent,
+            )  # fmt: skip
+
+    def _no_match(self, rankings: Rankings, searched: Collection[str]) -> str:
+        """No id in common: name the first ids of each side and the knobs that map them."""
+
+        def first(ids: Collection[str]) -> str:
+            shown = ", ".join(repr(q) for q in sorted(ids)[:3])
+            return shown + (", ..." if len(ids) > 3 else "") if ids else "none"
+
+        if not rankings:
+            return f"external run {self.path}: the file has no rows"
+        mapped = " after strip_prefix/id_map" if self.strip_prefix or self.id_map else ""
+        return (
+            f"external run {self.path}: none of its {len(rankings)} query ids{mapped} is a "
+            f"question searched (file: {first(rankings)}; dataset: {first(searched)}); "
+            "set strip_prefix or id_map to map the file's ids to the dataset's"
+        )
+
+    def _read(self) -> tuple[Rankings, list[str]]:
+        """The rankings by dataset id, and the repeated rows or files (ignored)."""
         if not self.path.is_file():
             raise ExternalRunError(f"external run {self.path}: no such file")
         dups: list[str] = []
         try:
             reader = read_jsonl if self.format == "jsonl" else read_trec
             raw = reader(self.path, dups)
+        except ExternalRunError as exc:  # names the file and line
+            raise ExternalRunError(f"external run {exc}") from None
         except UnicodeDecodeError as exc:
             raise ExternalRunError(f"external run {self.path}: not UTF-8 text ({exc})") from None
         except OSError as exc:
             raise ExternalRunError(f"external run {self.path}: cannot be read ({exc})") from None
-        if dups:
-            log.warning(
-                "external run %s: %d repeated rows ignored (first kept), e.g. %r",
-                self.path, len(dups), dups[0],
-            )  # fmt: skip
         mapping = _load_id_map(self.id_map)
         out: Rankings = {}
         for ext_id, files in raw.items():
             qid = ext_id.removeprefix(self.strip_prefix) if self.strip_prefix else ext_id
             qid = mapping.get(ext_id, mapping.get(qid, qid))
             out.setdefault(qid, files)
-        return out
+        return out, dups
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
         """The external top ``k`` files of each query, as ``file:<path>`` ids."""
         if self._rankings is None:
             raise RBenchError("external: index() must be called before search()")
         self.failures, self.artifacts = {}, {}  # of this call's queries only
-        unknown = [q for q in self._rankings if q not in queries]
-        if unknown:
-            log.warning(
-                "external run %s: %d rows for query ids not among the %d queries searched "
-                "ignored, e.g. %r",
-                self.path, len(unknown), len(queries), unknown[0],
-            )  # fmt: skip
         scores: dict[str, dict[str, float]] = {}
         for qid in queries:
             files = self._rankings.get(qid)

@@ -266,14 +266,19 @@ class ResultsDB(SQLiteFile):
                 ),
             )
 
-    def update_provenance(self, run_id: str, provenance: Mapping[str, Any]) -> None:
-        """Replace a run's provenance (e.g. once the models it used are known)."""
+    def update_provenance(
+        self, run_id: str, provenance: Mapping[str, Any], dataset_fingerprint: str | None = None
+    ) -> None:
+        """Replace a run's provenance (e.g. once the models it used are known) and, when
+        given, its dataset fingerprint (known once the datasets are prepared)."""
         self._require(run_id)
         with self.transaction() as c:
             c.execute(
-                "UPDATE runs SET provenance_json = ? WHERE id = ?",
-                (json.dumps(dict(provenance), sort_keys=True, default=str), run_id),
-            )
+                "UPDATE runs SET provenance_json = ?, "
+                "dataset_fingerprint = COALESCE(?, dataset_fingerprint) WHERE id = ?",
+                (json.dumps(dict(provenance), sort_keys=True, default=str), dataset_fingerprint,
+                 run_id),
+            )  # fmt: skip
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything recorded for it."""

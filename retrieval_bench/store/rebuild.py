@@ -8,8 +8,13 @@ The database file is moved aside when it is damaged (kept as
 recovered from ``config.json`` and ``query_metrics.jsonl`` alone: their
 ``all`` and ``dataset=`` tables are recomputed from the per-query metrics
 (other subsets, stage timings and LLM counts are not on disk), and the run
-says so in its notes. The prompt lab's tables live in the same file; those
-still readable in the damaged file are copied over.
+says so in its notes. Sweeps come back from ``results/sweeps/<id>/sweep.json``
+(:mod:`retrieval_bench.store.sweepfile`). What is not derived from
+``results/`` — the prompt lab's tables, which share the file, and sweeps
+older than ``sweep.json`` — is never dropped: a healthy file keeps it in
+place, and from a damaged one every row still readable is copied over
+(:mod:`retrieval_bench.store.salvage`); the report says what was kept and
+what could not be read.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from typing import Any
 from retrieval_bench.store.corrupt import CorruptDBError, is_corrupt, move_aside
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.store.runfile import RUN_FILE, QueryRow, import_run, query_metric_rows
+from retrieval_bench.store.salvage import Salvage, salvage
+from retrieval_bench.store.sweepfile import SWEEP_FILE, import_sweep
 from retrieval_bench.workspace import Workspace
 
 __all__ = ["RebuildReport", "rebuild_db"]
@@ -48,10 +55,43 @@ class RebuildReport:
     already: int = 0
     """Run folders whose run the database already had."""
     unreadable: list[tuple[str, str]] = field(default_factory=list)
-    """(folder, reason) of the run folders that could not be loaded."""
-    salvaged: list[str] = field(default_factory=list)
-    lost: list[str] = field(default_factory=list)
-    """Prompt-lab tables copied from / unreadable in the damaged file."""
+    """(folder, reason) of the run and sweep folders that could not be loaded."""
+    sweeps: list[tuple[str, str, str]] = field(default_factory=list)
+    """(sweep id, status, name) of each sweep loaded back from its ``sweep.json``."""
+    sweeps_already: int = 0
+    salvage: Salvage | None = None
+    """What was copied from the damaged file (None when nothing was moved aside)."""
+
+    @property
+    def complete(self) -> bool:
+        """Nothing known to exist was lost (``rbench runs --rebuild-db`` exits 0): every
+        run and sweep folder loaded, every table of the damaged file read whole. A
+        damaged file whose list of tables cannot be read is reported, but what it held
+        is unknown (most workspaces have no prompt tables)."""
+        lost = self.salvage is not None and (
+            self.salvage.not_kept or any(k.partial for k in self.salvage.kept)
+        )
+        return not self.unreadable and not lost
+
+    def lines(self) -> list[str]:
+        """What was and was not restored, for the user: one line per fact."""
+        out = []
+        if self.moved_to is not None:
+            out.append(f"moved the damaged results database {self.db_path} to {self.moved_to}")
+        already = self.already + self.sweeps_already
+        out.append(
+            f"restored {len(self.restored)} run(s), {len(self.sweeps)} sweep(s) from "
+            f"{self.results_dir} into {self.db_path}"
+            + (f"; {already} already there" if already else "")
+        )
+        for run_id, status, name in self.restored:
+            partial = "  (partial: no run.json)" if run_id in self.legacy else ""
+            out.append(f"  {run_id}  {status:<11} {name}{partial}")
+        out += [f"  sweep {sid}  {status:<11} {name}" for sid, status, name in self.sweeps]
+        out += [f"  not restored: {folder}: {reason}" for folder, reason in self.unreadable]
+        if self.salvage is not None:
+            out += _salvage_lines(self.salvage)
+        return out
 
 
 def _healthy(path: Path) -> bool:
@@ -83,9 +123,28 @@ def rebuild_db(ws: Workspace) -> RebuildReport:
         for folder in folders:
             if folder.is_dir() and not folder.name.startswith("."):
                 _restore(db, folder, report)
+        sweeps = ws.results_dir / "sweeps"
+        for folder in sorted(sweeps.iterdir()) if sweeps.is_dir() else []:
+            if (folder / SWEEP_FILE).is_file():
+                _restore_sweep(db, folder, report)
     if report.moved_to is not None:
-        _salvage_prompt_tables(ws.db_path, report.moved_to, report)
+        report.salvage = salvage(ws.db_path, report.moved_to)
     return report
+
+
+def _restore_sweep(db: ResultsDB, folder: Path, report: RebuildReport) -> None:
+    try:
+        data = json.loads((folder / SWEEP_FILE).read_text(encoding="utf-8"))
+        sweep = data["sweep"]
+        if sweep["id"] != folder.name:
+            raise ValueError(f"{SWEEP_FILE} is for sweep {sweep['id']}")
+        if import_sweep(db, data):
+            report.sweeps.append((sweep["id"], sweep["status"], sweep["name"]))
+        else:
+            report.sweeps_already += 1
+    except (OSError, ValueError, KeyError, TypeError, AttributeError,
+            sqlite3.IntegrityError) as exc:  # fmt: skip
+        report.unreadable.append((str(folder), f"{type(exc).__name__}: {exc}"))
 
 
 def _restore(db: ResultsDB, folder: Path, report: RebuildReport) -> None:
@@ -182,37 +241,22 @@ def _means(rows: list[dict[str, float | None]]) -> dict[str, float]:
     return {m: sums[m] / counts[m] for m in sorted(sums)}
 
 
-def _salvage_prompt_tables(path: Path, damaged: Path, report: RebuildReport) -> None:
-    """Copy the prompt lab's tables (``pe_*``) that can still be read from the damaged file."""
-    from retrieval_bench.prompt_eval.store import PromptStore
-
-    PromptStore(path).close()  # creates the current prompt-lab schema in the new file
-    con = sqlite3.connect(path.resolve().as_uri(), uri=True)
-    try:
-        try:
-            con.execute("ATTACH DATABASE ? AS old", (damaged.resolve().as_uri() + "?mode=ro",))
-            old = [
-                r[0] for r in con.execute("SELECT name FROM old.sqlite_master WHERE type = 'table'")
-            ]
-        except sqlite3.DatabaseError:
-            old = []
-        new = [
-            r[0] for r in con.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
+def _salvage_lines(found: Salvage) -> list[str]:
+    out = []
+    if found.sweeps:
+        out.append(f"kept {len(found.sweeps)} sweep(s) from the old database (no sweep.json): "
+                   + ", ".join(found.sweeps))  # fmt: skip
+    for kept in found.kept:
+        rows = ", ".join(f"{t} {n} row(s)" for t, n in kept.rows.items() if n) or "no rows"
+        out.append(f"kept the {kept.name} tables from the old database: {rows}")
+        out += [
+            f"  could not read all of {table} in the damaged file (the rest lost): {why}"
+            for table, why in kept.partial.items()
         ]
-        for table in sorted(t for t in old if t.startswith("pe_") and t in new):
-            if table.endswith("schema_version"):
-                continue
-            cols = [r[1] for r in con.execute(f"PRAGMA main.table_info({table})")]
-            have = {r[1] for r in con.execute(f"PRAGMA old.table_info({table})")}
-            names = ", ".join(c for c in cols if c in have)
-            try:
-                with con:
-                    con.execute(
-                        f"INSERT OR IGNORE INTO main.{table} ({names}) "
-                        f"SELECT {names} FROM old.{table}"
-                    )
-                report.salvaged.append(table)
-            except sqlite3.DatabaseError:
-                report.lost.append(table)
-    finally:
-        con.close()
+    for name, why in found.unread():
+        if name == "sweeps":
+            out.append(f"could not read the sweeps in the damaged file (those with a "
+                       f"{SWEEP_FILE} are back): {why}")  # fmt: skip
+        else:
+            out.append(f"could not read {name} tables from the damaged file: {why}")
+    return out

@@ -86,8 +86,8 @@ def new_run_id(when: datetime | None = None) -> str:
 def failure_reason(exc: BaseException) -> str:
     """One line for ``runs.error``: our own errors already explain themselves; any
     other exception is prefixed with its type (``KeyError: 'x'`` says more than ``'x'``)."""
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted (Ctrl-C)"
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (str() names the signal)
+        return f"interrupted ({str(exc) or 'Ctrl-C'})"
     text = " ".join(str(exc).split())
     if isinstance(exc, RBenchError) and text:
         return text

@@ -4,11 +4,11 @@ A cell is judged on the objective (``Acc@5`` by default) of its **last stage**
 (the last reranker, else the last fusion, else the last retriever: what the
 pipeline hands on), per question of the split. Each cell gets the mean with a
 95% percentile-bootstrap CI (2,000 resamples, seed 0). The best cell — the
-highest mean; among equal means the cheaper (seconds), then the lower cell
-number — is compared with every other on the questions both answered, by the
-paired sign-flip randomisation test (exact up to 2^13 questions, else 10,000
-resamples), and the p-values are Holm-adjusted over the family of those
-comparisons. A cell whose last stage
+highest mean; among equal means the cheaper (seconds, to the millisecond:
+:func:`cost_seconds`), then the lower cell number — is compared with every
+other on the questions both answered, by the paired sign-flip randomisation
+test (exact up to 2^13 questions, else 10,000 resamples), and the p-values are
+Holm-adjusted over the family of those comparisons. A cell whose last stage
 failed on every question, or that ran on no snapshot, is ``failed`` with the
 first reason, listed after the ranked cells and left out of the tests.
 """
@@ -30,6 +30,15 @@ from retrieval_bench.sweep.grid import Cell
 from retrieval_bench.sweep.spec import SweepSpec
 
 CI_RESAMPLES = 2000
+SECONDS_DIGITS = 3
+"""Seconds are compared (and stored) to the millisecond: below that, timings are noise."""
+
+
+def cost_seconds(seconds: float) -> float:
+    """A cell's seconds as the ranking's tie-break, the stored row and the Pareto front
+    (:func:`retrieval_bench.web.sweeps.pareto_cells`) all compare them: one rounding
+    for all, so that the chosen cell is never off its own sweep's front."""
+    return round(float(seconds), SECONDS_DIGITS)
 
 
 @dataclass
@@ -80,7 +89,8 @@ class CellScore:
             "stage": self.stage, "n": len(self.values), "mean": num(self.mean),
             "ci_low": num(self.ci_low), "ci_high": num(self.ci_high),
             "delta": num(self.delta), "p_value": num(self.p_value), "p_holm": num(self.p_holm),
-            **{k: round(v, 4) for k, v in self.cost.items()},
+            **{k: cost_seconds(v) if k == "seconds" else round(v, 4)
+               for k, v in self.cost.items()},
         }  # fmt: skip
 
 
@@ -117,7 +127,7 @@ def rank_cells(scores: Sequence[CellScore], keep_order: bool = False) -> list[Ce
     done = [s for s in scores if s.status == "done"]
     if not keep_order:
         # equal means: the cheaper cell first (quality first, then cost), then the lower number
-        done.sort(key=lambda s: (-s.mean, round(s.cost.get("seconds", 0.0), 3), s.cell.index))
+        done.sort(key=lambda s: (-s.mean, cost_seconds(s.cost.get("seconds", 0.0)), s.cell.index))
     failed = [s for s in scores if s.status != "done"]
     if not done:
         return failed

@@ -22,7 +22,7 @@ import copy
 import functools
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +37,15 @@ from retrieval_bench.harness.provenance import run_provenance
 from retrieval_bench.harness.recording import record_results
 from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
 from retrieval_bench.harness.runner import summarise
-from retrieval_bench.harness.snapshot_work import make_llm_provider
-from retrieval_bench.harness.validate import validate_stages
+from retrieval_bench.harness.snapshot_work import make_llm_provider, release_llm
+from retrieval_bench.harness.validate import check_stage_inputs, validate_stages
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.store.db import ResultsDB, failure_reason
 from retrieval_bench.store.runfile import save_run_file
+from retrieval_bench.store.sweepfile import save_sweep_file
 from retrieval_bench.store.sweeps import finish_sweep, record_cell, reopen_sweep, start_sweep
 from retrieval_bench.sweep.grid import Cell
+from retrieval_bench.sweep.progress import CellProgress
 from retrieval_bench.sweep.ranking import CellScore, PhaseCell, rank_cells, score_cell
 from retrieval_bench.sweep.resume import resumable_sweep
 from retrieval_bench.sweep.shared_work import WorkCounts
@@ -102,6 +104,8 @@ def run_sweep(
             select_questions(ds)  # a split no row has fails now, naming the splits present
     for cell in cells:
         validate_stages(cell.config)
+    splits = [_with_split(base, split) for split in (spec.select_on, spec.report_on)]
+    check_stage_inputs([c.config for c in cells], splits)  # each external file read once
     db = ResultsDB(ws.db_path)
     config_json = base.results_dump()
     sweep_json = spec.model_dump(mode="json")
@@ -111,6 +115,7 @@ def run_sweep(
     else:
         sweep_id = start_sweep(db, base.name, config_json, sweep_json)
     folder = ws.results_dir / "sweeps" / sweep_id
+    save_sweep_file(db, sweep_id, folder)  # what --rebuild-db reads back
     checkpoints = Checkpoints(folder / "tasks", SweepTaskResult)
     started = time.perf_counter()
     try:
@@ -123,8 +128,10 @@ def run_sweep(
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         finish_sweep(db, sweep_id, status, {"seconds": time.perf_counter() - started},
                      failure_reason(exc))  # fmt: skip
+        save_sweep_file(db, sweep_id, folder)
         raise
     checkpoints.clear()
+    save_sweep_file(db, sweep_id, folder)
     return result
 
 
@@ -138,13 +145,35 @@ def _sweep(
     progress: Progress | None,
     sweep_id: str,
 ) -> SweepResult:
-    llm_provider = make_llm_provider(base, ws, {})
+    # one client for every cell that calls the model; it holds an on-demand local
+    # server for the sweep (started now when workers will need it), stopped at its end
+    llm_provider = make_llm_provider(base, ws, {}, more=[c.config for c in cells])
+    try:
+        if llm_provider is not None and not isinstance(executor, SerialExecutor):
+            llm_provider.client()
+        return _select_and_report(base, spec, cells, ws, executor, checkpoints, progress,
+                                  sweep_id, llm_provider)  # fmt: skip
+    finally:
+        release_llm(llm_provider, base)
+
+
+def _select_and_report(
+    base: BenchmarkConfig,
+    spec: SweepSpec,
+    cells: Sequence[Cell],
+    ws: Workspace,
+    executor: Executor,
+    checkpoints: Checkpoints[SweepTaskResult],
+    progress: Progress | None,
+    sweep_id: str,
+    llm_provider: LazyLLM | None,
+) -> SweepResult:
     run = functools.partial(
         _phase, ws=ws, executor=executor, checkpoints=checkpoints,
         llm_provider=llm_provider, progress=progress,
     )  # fmt: skip
     selecting = [(c.index, _with_split(c.config, spec.select_on)) for c in cells]
-    selected, counts = run(selecting, "select")
+    selected, counts = run(selecting, "select", {c.index: c.label for c in cells})
     scores = [score_cell(selected[c.index], spec, "select", c) for c in cells]
     ranked = rank_cells(scores)
     result = SweepResult(sweep_id, base.name, spec, list(cells), ranked, counts=counts)
@@ -155,9 +184,10 @@ def _sweep(
         (chosen.cell.index, _with_split(chosen.cell.config, spec.report_on)),
         (DEFAULT_CELL, _with_split(base, spec.report_on)),
     ]
-    reported, report_counts = run(reporting, "report")
-    result.counts.add(report_counts)
     default = Cell(DEFAULT_CELL, "default (the base config)", {}, base)
+    labels = {chosen.cell.index: chosen.cell.label, DEFAULT_CELL: default.label}
+    reported, report_counts = run(reporting, "report", labels)
+    result.counts.add(report_counts)
     result.report = rank_cells(
         [
             score_cell(reported[chosen.cell.index], spec, "report", chosen.cell),
@@ -171,6 +201,7 @@ def _sweep(
 def _phase(
     configs: list[tuple[int, BenchmarkConfig]],
     phase: str,
+    labels: Mapping[int, str],
     *,
     ws: Workspace,
     executor: Executor,
@@ -178,7 +209,8 @@ def _phase(
     llm_provider: LazyLLM | None,
     progress: Progress | None,
 ) -> tuple[dict[int, PhaseCell], WorkCounts]:
-    """Every config of ``configs`` over every dataset, one task per snapshot group."""
+    """Every config of ``configs`` over every dataset, one task per snapshot group;
+    ``labels`` name the cells in the progress lines (:mod:`~retrieval_bench.sweep.progress`)."""
     first = configs[0][1]
     namespace = len(first.datasets) > 1 and colliding_ids(first)
     cells = {i: PhaseCell(i, cfg) for i, cfg in configs}
@@ -194,7 +226,9 @@ def _phase(
             label = group.ref.label if group.ref is not None else str(dataset.snapshot)
             tasks.append(SweepTask(g, key, dataset, phase_cells, ws, group.ref, label,
                                    tuple(group.examples), tuple(group.train)))  # fmt: skip
-        results = _run_tasks(tasks, executor, checkpoints, llm_provider, progress, phase)
+        lines = None if progress is None else CellProgress(
+            progress, f"{phase} [{dataset.name}]", len(tasks) * len(configs), labels)  # fmt: skip
+        results = _run_tasks(tasks, executor, checkpoints, llm_provider, lines, phase)
         for r in results:
             counts.add(r.counts)
         for i, cell in cells.items():
@@ -215,7 +249,7 @@ def _phase(
                 for key, value in done.cost.items():
                     cell.cost[key] = cell.cost.get(key, 0.0) + value
             if outcomes:
-                cell.outcomes.append(merge_outcomes(shell, outcomes))
+                cell.outcomes.append(merge_outcomes(shell, outcomes, cell.config))
                 cell.groups += len(outcomes)
     return cells, counts
 
@@ -240,6 +274,8 @@ def _run_tasks(
     if results:
         print(f"  sweep {phase}: resumed {len(results)} finished snapshot(s) from checkpoints; "
               f"{len(todo)} to run", file=sys.stderr)  # fmt: skip
+        if isinstance(progress, CellProgress):  # their cells count as done
+            progress.skip(sum(len(r.cells) for r in results.values()))
     fn: Any = run_sweep_task
     if isinstance(executor, SerialExecutor):
         fn = functools.partial(run_sweep_task, llm_provider=llm_provider, progress=progress)

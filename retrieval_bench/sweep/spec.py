@@ -29,7 +29,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from retrieval_bench.config import PATH_PARAMS, BenchmarkConfig, parse_config, read_mapping
+from retrieval_bench.config import PATH_PARAMS, BenchmarkConfig, load_parsed, read_mapping
+from retrieval_bench.data_root import expand_data_root
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.metrics.retrieval.scoring import budget_label
 from retrieval_bench.specs import format_validation_error
@@ -191,7 +192,7 @@ def parse_sweep(data: Any, source: str = "config") -> SweepSpec:
 
 
 def load_sweep_config(
-    path: Path | str, base_dir: Path | None = None
+    path: Path | str, base_dir: Path | None = None, data_root: Path | None = None
 ) -> tuple[BenchmarkConfig, SweepSpec]:
     """The base config and the ``sweep:`` section of a YAML or TOML file.
 
@@ -200,15 +201,17 @@ def load_sweep_config(
     (relative paths resolve against ``base_dir``, by default the file's folder,
     in the grid's alternatives too). The base's ``metrics`` gain the objective's
     cut-off (:func:`with_objective`). A file without ``sweep:`` is a
-    :class:`ConfigError`: ``rbench run`` is for plain configs.
+    :class:`ConfigError`: ``rbench run`` is for plain configs. ``data_root`` is
+    ``--data-root`` (:func:`~retrieval_bench.config.load_parsed`).
     """
     path = Path(path)
     data = read_mapping(path, "config file", "sweep config", "at the top level")
     raw = data.pop("sweep", None)
     if raw is None:
         raise ConfigError(f"{path} has no sweep: section; rbench run runs a plain config")
-    spec = parse_sweep(raw, str(path))
     folder = base_dir or path.resolve().parent
-    cfg = parse_config(data, str(path), folder)
-    cfg.check_answer_stage(str(path))
+    grid = {"sweep": raw}  # the grid's alternatives may name the data root too
+    expand_data_root(grid, folder, str(path), data_root)
+    spec = parse_sweep(grid["sweep"], str(path))
+    cfg = load_parsed(data, path, folder, data_root)
     return with_objective(cfg, spec.objective), resolve_grid_paths(spec, folder)

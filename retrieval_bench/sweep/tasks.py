@@ -27,6 +27,7 @@ from retrieval_bench.harness.snapshot_refs import SnapshotRef
 from retrieval_bench.harness.snapshot_work import make_llm_provider, open_ref, score_dataset, slim
 from retrieval_bench.harness.stages import StageContext
 from retrieval_bench.llm.lazy import LazyLLM
+from retrieval_bench.sweep.progress import CellProgress
 from retrieval_bench.sweep.shared_work import SharedStages, WorkCounts, stage_cost
 from retrieval_bench.types import Example
 from retrieval_bench.workspace import Workspace
@@ -82,8 +83,12 @@ class SweepTaskResult:
 def run_sweep_task(
     task: SweepTask, llm_provider: LazyLLM | None = None, progress: Progress | None = None
 ) -> SweepTaskResult:
-    """Every cell of ``task`` over its snapshot group, each distinct piece of work once."""
+    """Every cell of ``task`` over its snapshot group, each distinct piece of work once.
+    ``progress`` hears a line per cell and the cell's stage lines under its label
+    (:class:`~retrieval_bench.sweep.progress.CellProgress`, made here if it is not one)."""
     t0 = time.perf_counter()
+    lines = progress if isinstance(progress, CellProgress) or progress is None else (
+        CellProgress(progress, "task", len(task.cells), {}))  # fmt: skip
     result = SweepTaskResult(task.index, task.key, task.label, [e.id for e in task.examples])
     result.worker = f"{socket.gethostname()}:{os.getpid()}"
     try:
@@ -91,29 +96,38 @@ def run_sweep_task(
     except RBenchError as exc:
         result.failure = str(exc)
         result.seconds = time.perf_counter() - t0
+        if lines is not None:
+            lines.skip(len(task.cells))
         return result
     opened = time.perf_counter() - t0
-    if llm_provider is None:
-        llm_provider = make_llm_provider(task.cells[0][1], task.ws, result.provenance)
+    if llm_provider is None:  # a pool worker: the sweep's process holds the local server
+        cfgs = [cfg for _, cfg in task.cells]
+        llm_provider = make_llm_provider(cfgs[0], task.ws, result.provenance, False, cfgs[1:])
     by_chunking: dict[str, list[tuple[int, BenchmarkConfig]]] = {}
     for index, cfg in task.cells:
         by_chunking.setdefault(chunking_key(cfg), []).append((index, cfg))
     for cells in by_chunking.values():
         first = cells[0][1]
+        if lines is not None:
+            lines.between_cells()  # the chunking is every cell's of this group
         try:
             ds = prepare_snapshot(
                 task.spec, first, task.ws, snapshot, list(task.examples), list(task.train),
-                [], progress, {"snapshot": opened}, per_question_snapshots=True,
+                [], lines, {"snapshot": opened}, per_question_snapshots=True,
             )  # fmt: skip
         except RBenchError as exc:
             for index, _ in cells:
                 result.cells[index] = CellOutcome(failure=str(exc))
+            if lines is not None:
+                lines.skip(len(cells))
             continue
         result.counts.chunkings_run += 1
         result.counts.chunkings_reused += len(cells) - 1
         chunk_seconds = ds.timings.get("chunk_index", 0.0)
-        shared = SharedStages(StageContext(ds, llm_provider, progress, task.ws))
+        shared = SharedStages(StageContext(ds, llm_provider, lines, task.ws))
         for index, cfg in cells:
+            if lines is not None:
+                lines.begin(index)
             stages = shared.stages_for(cfg)
             outcome = score_dataset(replace(ds, chunk_stats=dict(ds.chunk_stats)), stages, cfg)
             slim(outcome)  # on the cell's own copy: the shared corpus stays whole

@@ -5,7 +5,10 @@ composes one router per area (:mod:`.routes`): the benchmark pages
 page posts to (:mod:`.routes.api`).
 
 Run it with ``rbench serve`` (uvicorn on 127.0.0.1). Everything is server-rendered;
-one CSS and one JS file come from the package (no CDN: the machine may be offline).
+one CSS and one JS file come from the package (no CDN: the machine may be offline;
+so FastAPI's Swagger and ReDoc pages, which load from a CDN, are off: the schema is
+``/api/openapi.json``). Every request passes :mod:`.guard` first: the Host check,
+and the server's token for writes (docs/architecture.md#web-ui-security).
 The LLM for prompt runs is made lazily from ``LLMSpec``; tests inject one. An error
 in any route is answered with a readable page (JSON under ``/api/``) naming what
 failed, the file involved and what to do (:func:`.errors.install`).
@@ -21,6 +24,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import Response
 
 from retrieval_bench.web import errors
+from retrieval_bench.web.guard import Guard, GuardMiddleware
 from retrieval_bench.web.jobs import JobRegistry
 from retrieval_bench.web.routes import api, compare, lab, runs, sweeps
 from retrieval_bench.workspace import Workspace
@@ -59,10 +63,16 @@ def _static() -> APIRouter:
     return routes
 
 
-def create_app(ws: Workspace, llm: LLMProvider | None = None) -> FastAPI:
+def create_app(
+    ws: Workspace, llm: LLMProvider | None = None, guard: Guard | None = None
+) -> FastAPI:
     """The app over one workspace; ``llm`` (a zero-argument provider) overrides the
-    default local model for prompt runs."""
-    app = FastAPI(title="rbench", docs_url="/api/docs", redoc_url=None)
+    default local model for prompt runs; ``guard`` holds the token and the host
+    served (default: 127.0.0.1 and a fresh random token), kept as ``app.state.guard``."""
+    app = FastAPI(title="rbench", docs_url=None, redoc_url=None,
+                  openapi_url="/api/openapi.json")  # fmt: skip
+    app.state.guard = guard or Guard.new()
+    app.add_middleware(GuardMiddleware, guard=app.state.guard)
     errors.install(app, ws)
     app.include_router(_static())
     app.include_router(runs.router(ws))

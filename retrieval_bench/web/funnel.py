@@ -9,7 +9,8 @@ all queries of the run:
   files| (the same definition as ``R@k``, so the context step's recall equals
   the final stage's stored ``R@k``);
 * **found**: how many gold files the step holds, summed over queries, out of
-  all gold files;
+  all gold files (the page calls it *pooled*: a query with many gold files
+  weighs more than in the mean recall);
 * **lost**: gold files the previous step held that this step no longer holds,
   summed over queries. Before the first step stands the repository snapshot,
   so the first step loses the gold files that exist in the snapshot but are

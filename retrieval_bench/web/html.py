@@ -20,11 +20,18 @@ def esc(value: object) -> str:
 
 
 def num(value: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` decimals, whole numbers too (``1.000`` beside
+    ``0.200``, never ``1``), so a column reads and lines up alike."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1:
-        return str(int(value))
     return f"{value:.{digits}f}"
+
+
+def metric_cell(metric: str, value: float | None) -> str:
+    """A stage's metric as every table of the UI shows it: one format, three
+    decimals (scores, rates, the mean ``lost``/``failed`` per query, ``seconds``),
+    except LLM call and cache-hit counts, which are whole numbers."""
+    return count(value) if metric.startswith("llm_") else num(value)
 
 
 def rate(value: float | None) -> str:

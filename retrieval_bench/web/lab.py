@@ -18,7 +18,7 @@ from retrieval_bench.prompt_eval.history import history, row_outcomes
 from retrieval_bench.prompt_eval.io import ensure_examples, use_case_summaries
 from retrieval_bench.prompt_eval.store import PromptStore
 from retrieval_bench.prompt_eval.usecase import UseCase
-from retrieval_bench.web.html import esc, line_chart, link, num, page, pval, table
+from retrieval_bench.web.html import count, esc, line_chart, link, num, page, pval, table
 
 
 def cell_text(value: Any) -> str:
@@ -131,7 +131,7 @@ def _results(uc: UseCase, store: PromptStore) -> str:
     cols = list(dict.fromkeys(c for e in latest for c in e.counts))
     rows = [
         [str(e.rank), link(f"/prompts/{uc.name}/runs/{last}/{e.prompt}", e.prompt),
-         f"v{e.prompt_version}", num(e.score)] + [num(e.counts.get(c)) for c in cols]
+         f"v{e.prompt_version}", num(e.score)] + [count(e.counts.get(c)) for c in cols]
         + [f"{e.n_failed}/{e.n_rows}", esc(e.verdict), pval(e.p_value)]
         for e in latest
     ]  # fmt: skip

@@ -1,11 +1,14 @@
 """The funnel section of a run's page: per step of the pipeline that ends at the
-chosen stage (candidates → fused → reranked → context), recall, gold files found
+chosen stage (candidates → fused → reranked → context), the mean recall per query
+(as ``R@k``), the gold files found pooled over queries (found/all, and that share)
 and gold files lost since the step before, from the run's TREC files and
-``queries.jsonl``; the counting is :mod:`retrieval_bench.web.funnel`.
+``queries.jsonl``; the counting is :mod:`retrieval_bench.web.funnel`. A question
+that was not run (``not_run``) counts with recall 0 and its gold is never lost.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,11 @@ def _trec_files(path: Path) -> dict[str, set[str]]:
     for qid in run.query_ids():
         out[qid] = {p for cid in run.ids(qid) if (p := funnel.chunk_path(cid)) is not None}
     return out
+
+
+def _pooled(step: funnel.FunnelStep) -> float:
+    """Gold files found over all gold files of all queries (NaN without gold)."""
+    return step.found / step.gold if step.gold else math.nan
 
 
 def funnel_section(
@@ -76,27 +84,40 @@ def funnel_section(
             else:
                 held[step.key] = set().union(*(files[(ds, s)].get(qid, set())
                                                for s in step.stages))  # fmt: skip
-        fq.append(funnel.FunnelQuery(qid, frozenset(q.get("gold_files") or []),
-                                     frozenset(q.get("missing_gold") or []), held))  # fmt: skip
+        gold = frozenset(q.get("gold_files") or [])
+        # a question that was not run had no snapshot: its gold is never found, never lost
+        unfindable = gold if q.get("not_run") else frozenset(q.get("missing_gold") or [])
+        fq.append(funnel.FunnelQuery(qid, gold, unfindable, held))
     counted = funnel.compute(kept, fq)
     if not counted or not counted[0].n_queries:
         return "<p class='warn'>No funnel: no query has gold files.</p>"
     first = counted[0]
-    missing_gold = sum(len(q.missing & q.gold) for q in fq)
+    ran = [f for f, q in zip(fq, queries, strict=True) if not q.get("not_run")]
+    missing_gold = sum(len(q.missing & q.gold) for q in ran)
+    not_run = len(fq) - len(ran)
     intro = (
         f"<p>{first.gold} gold files over {first.n_queries} queries"
         + (f", {missing_gold} of them not indexed (never found, never lost)"
            if missing_gold else "")
-        + ". Width = recall; “lost here” = gold files the step before held and this "
-        "step does not (before the first step: the snapshot).</p>"
+        + (f"; {not_run} of the queries not run (their snapshot failed: recall 0, "
+           "never lost)" if not_run else "")
+        + ". Width = recall, the mean per query (the R@k of the tables); “pooled” = gold "
+        "files found over all gold files of all queries (a query with many gold files "
+        "weighs more); “lost here” = gold files the step before held and this step does "
+        "not (before the first step: the snapshot).</p>"
     )  # fmt: skip
     bars = [
         FunnelBar(s.key, s.label, s.recall,
-                  f"recall {rate(s.recall)} · {s.found}/{s.gold} gold files · lost here {s.lost}")
+                  f"mean per query {rate(s.recall)} · pooled {s.found}/{s.gold} = "
+                  f"{rate(_pooled(s))} · lost here {s.lost}")
         for s in counted
     ]  # fmt: skip
-    rows = [[esc(s.label), rate(s.recall), f"{s.found}/{s.gold}", str(s.lost)] for s in counted]
-    header = ["step", "recall", "gold found", "lost here"]
+    rows = [
+        [esc(s.label), rate(s.recall), f"{s.found}/{s.gold}", rate(_pooled(s)), str(s.lost)]
+        for s in counted
+    ]
+    header = ["step", "mean recall per query", "gold found (pooled)", "pooled recall",
+              "lost here"]  # fmt: skip
     return (
         intro + funnel_chart(bars) + table(header, rows, cls="num", id="funnel")
         + "".join(f"<p class='warn'>{esc(n)}</p>" for n in notes)

@@ -1,5 +1,5 @@
-"""Benchmark pages of the web UI: the runs list and one run's page (status,
-per-stage table with its paired columns (:mod:`retrieval_bench.harness.paired`), the
+"""Benchmark pages of the web UI: the runs list (with each run's best Acc@k) and
+one run's page (status, the per-stage and span tables of :mod:`.stage_tables`, the
 funnel of :mod:`.run_funnel`, the sortable per-query table
 of :mod:`.query_table`). The drill-down is :mod:`.drilldown`, the comparison
 :mod:`.compare`.
@@ -15,10 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.config import ANSWER_STAGE
-from retrieval_bench.harness.paired import decode
-from retrieval_bench.harness.report import paired_cells, paired_header, paired_notes, stage_label
+from retrieval_bench.harness.report import failed_note, stored_failures
 from retrieval_bench.store.db import ResultsDB, RunRecord
-from retrieval_bench.web.html import esc, link, num, page, table
+from retrieval_bench.web.html import esc, link, metric_cell, page, table
 from retrieval_bench.web.query_table import query_table
 from retrieval_bench.web.run_funnel import funnel_section
 from retrieval_bench.web.rundata import (
@@ -31,6 +30,7 @@ from retrieval_bench.web.rundata import (
     run_href,
     table_k,
 )
+from retrieval_bench.web.stage_tables import headline, stage_tables
 from retrieval_bench.workspace import Workspace
 
 __all__ = ["previous_comparable", "run_page", "runs_page"]
@@ -58,9 +58,11 @@ def _status(run: RunRecord) -> str:
 
 def runs_page(ws: Workspace) -> str:
     runs: list[RunRecord] = []
+    tables: dict[str, dict[str, dict[str, float]]] = {}
     if ws.db_path.exists():
         with open_db(ws) as db:
             runs = db.list_runs()
+            tables = {r.id: db.stage_table(r.id) for r in runs}
     if not runs:
         body = "<p>No runs stored yet. Run a benchmark: <code>rbench run CONFIG.yaml</code></p>"
         return page("Runs", body)
@@ -75,7 +77,8 @@ def runs_page(ws: Workspace) -> str:
         )
         rows.append([
             link(run_href(r.id), r.id), esc(r.name), esc(", ".join(dataset_names(r))),
-            _status(r), esc(r.created_at[:19].replace("T", " ")), offer,
+            _status(r), headline(tables.get(r.id, {}), table_k(r.config), [ANSWER_STAGE]),
+            esc(r.created_at[:19].replace("T", " ")), offer,
         ])  # fmt: skip
     form = (
         "<form class='compare' action='/compare'>Compare base <input name='base' "
@@ -86,7 +89,7 @@ def runs_page(ws: Workspace) -> str:
         "<p class='hint'>“compare with” pairs a finished run with the previous finished "
         "run on the same datasets (same dataset fingerprint).</p>"
     )
-    header = ["run", "name", "datasets", "status", "created (UTC)", ""]
+    header = ["run", "name", "datasets", "status", "Acc@k (best stage)", "created (UTC)", ""]
     return page("Runs", table(header, rows, id="runs") + note + form)
 
 
@@ -112,6 +115,14 @@ def _status_banner(run: RunRecord, has_results: bool) -> str:
         parts.append(f"<b>No results yet</b>: this run has stored no stage metrics. {hint}")
     text = " ".join(p for p in parts if p)
     return f"<p class='banner status-{esc(status)}'>{text}</p>" if text else ""
+
+
+def _failed_line(run: RunRecord) -> str:
+    """``1 of 3 questions failed: <reason> …``: the questions of the run that could
+    not be run (each a miss, 0 in every metric of the tables below); empty when all ran."""
+    questions = stored_failures(run.provenance)
+    note = failed_note(questions[1], questions[0]) if questions is not None else None
+    return f"<p class='warn' id='failed-questions'>{esc(note)}</p>" if note else ""
 
 
 def _stage_parents(db: ResultsDB, run_id: str, tbl: Mapping[str, Any]) -> dict[str, str | None]:
@@ -146,21 +157,12 @@ def run_page(
         f"{esc(run.created_at[:19])} · datasets {esc(', '.join(dataset_names(run)))} · "
         f"k = {k}</p>"
     )
-    body = [head, _status_banner(run, bool(parents))]
+    body = [head, _status_banner(run, bool(parents)), _failed_line(run)]
     crumbs = [(run_href(run_id), run_id)]
     if not parents or chosen is None:
         return page(f"Run {run_id}", "".join(body), crumbs)
 
-    metrics = [f"P@{k}", f"R@{k}", f"F1@{k}", "MRR", f"nDCG@{k}", "lost", "failed"]
-    view = decode({s: tbl[s] for s in parents})  # the paired columns, when stored
-    rows = [
-        [esc(stage_label(view, s))] + [num(tbl[s].get(m)) for m in metrics]
-        + [esc(c) for c in paired_cells(view, s)]
-        for s in parents
-    ]  # fmt: skip
-    header = ["stage", *metrics, *paired_header(view)]
-    notes = "".join(f"<p class='hint'>{esc(n)}</p>" for n in paired_notes(view, list(parents)))
-    body += ["<h2>Per-stage metrics</h2>", table(header, rows, cls="num", id="stages"), notes]
+    body.append(stage_tables(run.config, tbl, list(parents), k))
     queries = read_queries(ws, run_id)
     body += [
         "<h2 id='pipeline'>Stage</h2>",
@@ -170,7 +172,8 @@ def run_page(
     ]
     if "answer" in tbl:
         ans = tbl["answer"]
-        body += ["<h2>Answers</h2>", table(list(ans), [[num(v) for v in ans.values()]], "num")]
+        cells = [[metric_cell(m, v) for m, v in ans.items()]]
+        body += ["<h2>Answers</h2>", table(list(ans), cells, "num")]
     body += [
         f"<h2 id='queries-title'>Queries: metrics of {esc(chosen)}</h2>",
         query_table(run_id, chosen, k, queries, per_query, sort, order),

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from retrieval_bench.store.db import UnknownRunError
 from retrieval_bench.store.sweeps import SweepCellRecord, SweepRecord, get_sweep, list_sweeps
+from retrieval_bench.sweep.ranking import cost_seconds
 from retrieval_bench.web.html import esc, link, num, page, pval, rate, table
 from retrieval_bench.web.rundata import PageNotFoundError, open_db, run_href
 from retrieval_bench.workspace import Workspace
@@ -83,9 +84,9 @@ def _scored(cell: SweepCellRecord) -> bool:
 
 def pareto_cells(cells: Sequence[SweepCellRecord]) -> list[int]:
     """The numbers of the scored cells on the front of cost (seconds) against the
-    objective's mean, cheapest first."""
+    objective's mean, cheapest first; seconds rounded as the ranking rounds them."""
     scored = [c for c in cells if _scored(c)]
-    front = pareto_front([(float(c.row["seconds"]), float(c.row["mean"])) for c in scored])
+    front = pareto_front([(cost_seconds(c.row["seconds"]), float(c.row["mean"])) for c in scored])
     return [scored[i].cell for i in front]
 
 

@@ -42,13 +42,20 @@ def artifacts_dir() -> Path:
 
 
 class Site:
-    """The served app: ``url(path)``, plus the workspace and run ids behind it."""
+    """The served app: ``url(path)``, plus the workspace and run ids behind it and
+    the server's token (``login_url``: the address that sets the token's cookie, as
+    the one ``rbench serve`` prints; docs/architecture.md#web-ui-security)."""
 
-    def __init__(self, base: str, ws: Workspace, both: str, bm25: str) -> None:
+    def __init__(self, base: str, ws: Workspace, both: str, bm25: str, token: str = "") -> None:
         self.base, self.ws, self.run_both, self.run_bm25 = base, ws, both, bm25
+        self.token = token
 
     def url(self, path: str) -> str:
         return self.base + path
+
+    def login_url(self, path: str) -> str:
+        """``path`` with ``?token=``: the server sets the cookie and redirects to ``path``."""
+        return f"{self.base}{path}?token={self.token}"
 
 
 @contextmanager
@@ -87,8 +94,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         both = _benchmark(ws, tmp, "bm25-exact", [{"name": "bm25"}, exact])
         bm25 = _benchmark(ws, tmp, "bm25-only", [{"name": "bm25"}])
         llm = oracle_llm(ws)
-        with serve(create_app(ws, llm=lambda: llm)) as base:
-            yield Site(base, ws, both, bm25)
+        app = create_app(ws, llm=lambda: llm)
+        with serve(app) as base:
+            yield Site(base, ws, both, bm25, app.state.guard.token)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@ errors (screenshots saved as artifacts), the prompt lab's own JS saves edits and
 runs jobs, a click opens a drill-down, a stale save in a second tab shows the 409
 message, the run page's query table sorts by a header click and follows the
 stage chosen, its funnel draws one step per pipeline step with its numbers, and
-a damaged results database gives a readable error page."""
+a damaged results database gives a readable error page, and a save without the
+server's token is refused with a message saying which address to open."""
 
 from __future__ import annotations
 
@@ -103,7 +104,8 @@ def test_benchmark_pages_load_and_drill_down_by_click(driver: Any, site: Site) -
 
 def test_lab_edits_and_runs_change_the_sorted_results(driver: Any, site: Site) -> None:
     js_errors(driver)
-    driver.get(site.url(LAB))
+    driver.get(site.login_url(LAB))
+    assert driver.current_url == site.url(LAB)  # the token left the address bar
     click_and_wait_reload(driver, driver.find_element(By.ID, "run-all"))
     before = results(driver)
     assert len(before) >= 2, before
@@ -151,7 +153,7 @@ def test_lab_edits_and_runs_change_the_sorted_results(driver: Any, site: Site) -
 
 
 def test_second_tab_saving_a_stale_prompt_sees_the_409_message(driver: Any, site: Site) -> None:
-    driver.get(site.url(LAB))
+    driver.get(site.login_url(LAB))
     first_tab = driver.current_window_handle
     name = driver.find_element(By.CSS_SELECTOR, "#prompts tbody tr [data-col=name]").get_attribute(
         "value"
@@ -178,6 +180,31 @@ def test_second_tab_saving_a_stale_prompt_sees_the_409_message(driver: Any, site
     driver.switch_to.window(first_tab)
     system = prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]")
     assert system.get_attribute("value").endswith(" brief")
+
+
+def test_saving_without_the_token_shows_how_to_get_it(driver: Any, site: Site) -> None:
+    """A lab opened without the printed address (no token cookie) reads, but a save is
+    refused with the message saying what to open; after opening it the save works."""
+    driver.get(site.url("/"))
+    driver.delete_all_cookies()
+    driver.get(site.url(LAB))
+    name = driver.find_element(By.CSS_SELECTOR, "#prompts tbody tr [data-col=name]").get_attribute(
+        "value"
+    )
+    prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]").send_keys(" x")
+    prompt_row(driver, name).find_element(By.CLASS_NAME, "save-prompt").click()
+    msg = driver.find_element(By.ID, "msg")
+    wait(driver).until(lambda d: msg.text)
+    assert "token" in msg.text and "rbench serve" in msg.text, msg.text
+    assert msg.get_attribute("class") == "error"
+    shot(driver, "prompt-lab-no-token")
+    driver.get(site.login_url(LAB))
+    prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]").send_keys(" y")
+    click_and_wait_reload(
+        driver, prompt_row(driver, name).find_element(By.CLASS_NAME, "save-prompt")
+    )
+    system = prompt_row(driver, name).find_element(By.CSS_SELECTOR, "[data-col=system]")
+    assert system.get_attribute("value").endswith(" y")
 
 
 def column(driver: Any, name: str) -> list[str]:
@@ -230,7 +257,9 @@ def test_run_page_funnel_renders_its_steps_with_numbers(driver: Any, site: Site)
     assert [p.get_attribute("data-step") for p in steps] == ["candidates", "fused", "context"]
     assert all(p.size["width"] > 0 for p in steps)
     labels = [t.text for t in svg.find_elements(By.CSS_SELECTOR, "text.val")]
-    assert len(labels) == 3 and all(t.startswith("recall ") and "gold files" in t for t in labels)
+    assert len(labels) == 3 and all(
+        t.startswith("mean per query ") and " · pooled " in t for t in labels
+    )
     rows = driver.find_elements(By.CSS_SELECTOR, "#funnel tbody tr")
     recalls = [float(r.find_elements(By.TAG_NAME, "td")[1].text) for r in rows]
     assert recalls == sorted(recalls, reverse=True)  # a funnel only narrows

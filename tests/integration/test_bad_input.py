@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -248,3 +249,108 @@ def test_llm_server_down_marks_samples_failed_and_the_run_finishes(
     run_dir = next((workspace / "results").iterdir())
     arts = [json.loads(line) for line in (run_dir / "artifacts/d/exact.jsonl").open()]
     assert all("unreachable" in a["artifact"]["keyword_fallback"] for a in arts)
+
+
+SWE_PATCH = "--- a/src/mod.py\n+++ b/src/mod.py\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def _swe_row(iid: str, patch: object = SWE_PATCH) -> dict[str, object]:
+    return {"instance_id": iid, "repo": "org/proj", "base_commit": "a" * 40,
+            "problem_statement": "f() crashes", "patch": patch}  # fmt: skip
+
+
+def test_import_swebench_with_no_valid_row_exits_2_and_keeps_the_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """All rows invalid used to print `wrote 0 examples`, exit 0, and truncate the output."""
+    src = write_jsonl(tmp_path / "swe.jsonl", [_swe_row("p-1", 123), _swe_row("p-2", "not a diff")])
+    out = tmp_path / "questions.jsonl"
+    out.write_text('{"id": "mine", "query": "kept", "gold_files": ["a.py"]}\n')
+    before = out.read_bytes()
+    assert main(["dataset", "import-swebench", str(src), str(out), "--force"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"rbench: error: {src} has no valid rows: all 2 are invalid "
+        "(first: line 1: instance 'p-1': patch is not a string (got int)); nothing written"
+    )
+    assert out.read_bytes() == before
+
+
+def test_import_swebench_says_what_is_wrong_with_a_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        _swe_row("ok-1"),
+        _swe_row("p-2", 123),
+        _swe_row("p-3", "fix the bug, please"),
+        {"instance_id": "p-4", "repo": "org/proj", "patch": SWE_PATCH, "base_commit": ""},
+    ]
+    src = write_jsonl(tmp_path / "swe.jsonl", rows)
+    assert main(["dataset", "import-swebench", str(src), str(tmp_path / "q.jsonl")]) == EXIT_OK
+    out, err = capsys.readouterr()
+    assert out.strip() == f"wrote 1 examples to {tmp_path / 'q.jsonl'}"
+    assert err.splitlines() == [
+        "  error: line 2: instance 'p-2': patch is not a string (got int)",
+        "  error: line 3: instance 'p-3': patch is not a unified diff (no ---/+++ file headers)",
+        "  error: line 4: instance 'p-4': missing field(s): problem_statement; "
+        "empty field(s): base_commit",
+    ]
+
+
+def test_import_swebench_never_overwrites_without_force_nor_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = write_jsonl(tmp_path / "swe.jsonl", [_swe_row("ok-1")])
+    original = src.read_bytes()
+    # the input as the output: refused, even with --force, whatever the spelling
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.jsonl").symlink_to(src)
+    for same in (src, tmp_path / "sub" / ".." / "swe.jsonl", tmp_path / "link.jsonl"):
+        code = main(["dataset", "import-swebench", str(src), str(same), "--force"])
+        assert code == EXIT_BAD_INPUT
+        err = capsys.readouterr().err.strip()
+        assert err == (
+            f"rbench: error: {same} is the input {src}: refusing to write over it "
+            "(even with --force); give another output file"
+        )
+        assert src.read_bytes() == original
+    # an existing output: refused without --force, replaced atomically with it
+    out = tmp_path / "questions.jsonl"
+    out.write_text("precious\n")
+    assert main(["dataset", "import-swebench", str(src), str(out)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"rbench: error: {out} already exists: pass --force to replace it (nothing written)"
+    )
+    assert out.read_text() == "precious\n"
+    assert main(["dataset", "import-swebench", str(src), str(out), "--force"]) == EXIT_OK
+    assert json.loads(out.read_text())["id"] == "ok-1"
+    assert not list(tmp_path.glob(".*.tmp"))
+    # a new file gets the usual mode (0666 less the umask), not a temp file's 0600
+    for umask, mode in ((0o022, 0o644), (0o027, 0o640)):
+        fresh = tmp_path / f"fresh-{umask:o}.jsonl"
+        old = os.umask(umask)
+        try:
+            assert main(["dataset", "import-swebench", str(src), str(fresh)]) == EXIT_OK
+        finally:
+            os.umask(old)
+        assert fresh.stat().st_mode & 0o777 == mode
+
+
+def test_dataset_mine_keeps_an_existing_output_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.unit.datasets.gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path / "r")
+    repo.commit("Initial import of the service", {"app.py": "def handler():\n    return 1\n"})
+    repo.commit("Return two from the request handler", {"app.py": "def handler():\n    return 2\n"})
+    out = tmp_path / "mined.jsonl"
+    out.write_text("precious\n")
+    assert main(["dataset", "mine", str(repo.path), str(out)]) == EXIT_BAD_INPUT
+    assert "already exists: pass --force" in capsys.readouterr().err
+    assert out.read_text() == "precious\n"
+    assert main(["dataset", "mine", str(repo.path), str(repo.path)]) == EXIT_BAD_INPUT
+    assert f"{repo.path} is a folder" in capsys.readouterr().err
+    assert main(["dataset", "mine", str(repo.path), str(out), "--force"]) == EXIT_OK
+    assert json.loads(out.read_text())["gold_files"] == ["app.py"]

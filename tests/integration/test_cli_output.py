@@ -116,4 +116,5 @@ def test_run_k_format_and_stage_lines_then_show(
     assert main(["show", run_id, "--format", "csv", "-k", "1"]) == EXIT_OK
     table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["stage"] for r in table] == ["bm25", "exact", "rrf"] and "P@1" in table[0]
-    assert list(table[0])[-4:] == ["ΔR@3 vs bm25", "p", "pairs", "worse_than_input"]
+    # the paired column follows -k (docs/metrics.md#paired-columns-of-the-per-stage-table)
+    assert list(table[0])[-4:] == ["ΔR@1 vs bm25", "p", "pairs", "worse_than_input"]

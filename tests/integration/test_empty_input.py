@@ -239,4 +239,7 @@ def test_run_on_an_empty_repository(
     )
     assert main(["run", str(cfg)]) == EXIT_BAD_INPUT
     assert "no source files to index in" in _one_line_error(capsys)
-    assert not (workspace / "results").exists()
+    # the run was recorded before its first work: kept, failed, with the same reason
+    (run_file,) = (workspace / "results").glob("*/run.json")
+    run = json.loads(run_file.read_text())["run"]
+    assert run["status"] == "failed" and "no source files to index in" in run["error"]

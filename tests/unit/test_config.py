@@ -85,6 +85,16 @@ def test_bad_key_is_named(patch: dict[str, object], needle: str) -> None:
         parse_config({**BASE, **patch})
 
 
+def test_include_globs_are_checked_and_part_of_the_fingerprint() -> None:
+    ds = BASE["datasets"][0]  # type: ignore[index]
+    plain = parse_config(BASE)
+    only_py = parse_config({**BASE, "datasets": [{**ds, "include": ["*.py"]}]})
+    assert plain.datasets[0].include == [] and only_py.datasets[0].include == ["*.py"]
+    assert plain.fingerprint() != only_py.fingerprint()
+    with pytest.raises(ConfigError, match=r"include: '!\*\.py' selects no file"):
+        parse_config({**BASE, "datasets": [{**ds, "include": ["!*.py"]}]})
+
+
 def test_duplicate_stage_labels_rejected() -> None:
     data = {**BASE, "retrievers": [{"name": "exact"}, {"name": "exact", "terms": "raw"}]}
     with pytest.raises(ConfigError, match="give an 'id'"):

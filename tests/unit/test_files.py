@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_bench import files
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.files import WalkReport, iter_source_files, read_source_file
 
 
@@ -110,3 +111,48 @@ def test_ignore_verdicts_follow_the_rules_of_each_tree(tmp_path: Path) -> None:
     for _ in range(2):  # the second walk of each takes the remembered verdicts
         assert [f.path for f in iter_source_files(a)] == [".gitignore", "y.txt"]
         assert [f.path for f in iter_source_files(b)] == [".gitignore", "x.py"]
+
+
+def _nested(root: Path) -> Path:
+    for rel in ("top.py", "README.md", "pkg/mod.py", "pkg/sub/deep.py", "pkg/notes.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x = 1\n")
+    return root
+
+
+def test_the_swebench_whitelist_keeps_nested_python_files(tmp_path: Path) -> None:
+    # git keeps every .py file under these rules: "!*/" re-includes the folders "*" excluded
+    root = _nested(tmp_path)
+    walk = iter_source_files(root, extra_ignore=("*", "!*.py", "!*/"))
+    assert [f.path for f in walk] == ["top.py", "pkg/mod.py", "pkg/sub/deep.py"]
+
+
+def test_a_file_below_an_excluded_folder_cannot_be_re_included(tmp_path: Path) -> None:
+    root = _nested(tmp_path)
+    (root / ".gitignore").write_text("pkg/\n!pkg/mod.py\n*.md\n")
+    (root / "pkg" / ".gitignore").write_text("!*.md\n")  # never read: git skips pkg/
+    assert [f.path for f in iter_source_files(root)] == [".gitignore", "top.py"]
+
+
+def test_a_deeper_gitignore_overrides_a_shallower_one(tmp_path: Path) -> None:
+    root = _nested(tmp_path)
+    (root / ".gitignore").write_text("*.txt\n")
+    (root / "pkg" / ".gitignore").write_text("!notes.txt\n")
+    paths = [f.path for f in iter_source_files(root)]
+    assert "pkg/notes.txt" in paths
+
+
+def test_include_keeps_only_matching_files_the_ignore_rules_keep(tmp_path: Path) -> None:
+    root = _nested(tmp_path)
+    (root / ".gitignore").write_text("deep.py\n")
+    walk = iter_source_files(root, include=("*.py",))
+    assert [f.path for f in walk] == ["top.py", "pkg/mod.py"]
+    walk = iter_source_files(root, include=("pkg/", "*.md"), extra_ignore=("sub/",))
+    assert [f.path for f in walk] == ["README.md", "pkg/mod.py", "pkg/notes.txt"]
+
+
+@pytest.mark.parametrize("glob", ["!*.py", "", "# note", "\\", "[z-a]*.py"])
+def test_an_include_glob_that_selects_nothing_is_a_config_error(glob: str) -> None:
+    with pytest.raises(ConfigError, match=r"^include: .*\*\.py") as err:
+        files.include_spec([glob])
+    assert "\n" not in str(err.value)

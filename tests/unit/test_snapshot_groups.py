@@ -80,7 +80,9 @@ def test_bad_snapshot_skips_its_questions(
     assert len(lines) == 1 and "skipped (1 question)" in lines[0]
     (fail,) = res.outcomes[0].prepared.snapshot_failures
     assert fail["query_ids"] == ["c1"] and "cannot read archive" in str(fail["reason"])
-    assert res.counts["all"] == 3
+    # c1 could not be run: it stays in the denominator as a miss (0 in every metric)
+    assert res.counts["all"] == 4 and list(res.failed["all"]) == ["c1"]
+    assert res.outcomes[0].per_query["bm25"]["c1"]["Acc@10"] == 0.0
     assert any("duplicate id" in str(e) for e in res.outcomes[0].prepared.row_errors)
 
 

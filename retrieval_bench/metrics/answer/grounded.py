@@ -114,12 +114,12 @@ class RepoIndex:
     """Dotted module names by every tail: ``tokens``, ``auth.tokens``, ``shopapi.auth.tokens``."""
 
     @classmethod
-    def load(cls, root: Path, extra_ignore: tuple[str, ...] = ()) -> RepoIndex:
+    def load(
+        cls, root: Path, extra_ignore: tuple[str, ...] = (), include: tuple[str, ...] = ()
+    ) -> RepoIndex:
         report = WalkReport()
-        files = {
-            f.path: file_facts(f.text)
-            for f in iter_source_files(root, extra_ignore=extra_ignore, report=report)
-        }
+        walk = iter_source_files(root, extra_ignore=extra_ignore, include=include, report=report)
+        files = {f.path: file_facts(f.text) for f in walk}
         for rel, reason in report.skipped.items():
             files[rel] = _skipped_facts(root / rel, reason)
         path_words: set[str] = set()
@@ -257,6 +257,7 @@ class GroundedReferences(MetricBase):
         max_reasons: how many ungrounded references the reason lists.
         cache_size: how many repositories' indexes to keep.
         extra_ignore: gitignore-style patterns to skip, as in the benchmark's chunking.
+        include: gitignore-style globs; when given, only the files they match count.
         name: the metric's label in results.
     """
 
@@ -270,6 +271,7 @@ class GroundedReferences(MetricBase):
         max_reasons: int = 5,
         cache_size: int = 8,
         extra_ignore: Sequence[str] = (),
+        include: Sequence[str] = (),
         name: str = "grounded_refs",
     ) -> None:
         self.name = name
@@ -282,6 +284,7 @@ class GroundedReferences(MetricBase):
         self.max_reasons = max_reasons
         self.cache_size = cache_size
         self.extra_ignore = tuple(extra_ignore)
+        self.include = tuple(include)
         self.repo_walks = 0
         """How many times a repository was walked (the rest were cache hits)."""
         self._cache: OrderedDict[str, RepoIndex] = OrderedDict()
@@ -294,7 +297,7 @@ class GroundedReferences(MetricBase):
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-            index = RepoIndex.load(Path(key), self.extra_ignore)
+            index = RepoIndex.load(Path(key), self.extra_ignore, self.include)
             self.repo_walks += 1
             self._cache[key] = index
             while len(self._cache) > self.cache_size:

@@ -2,6 +2,11 @@
 edits (rows, prompts, import/export), prompt runs started as background jobs
 and their progress. Errors are ``{"error": ...}`` with a fitting status
 (:func:`retrieval_bench.web.errors.install`).
+
+Every POST carries a JSON body (an import sends ``{"content": FILE_TEXT}``, the
+file's name and kind in the query) and the server's token: :mod:`..guard`
+refuses the rest before a route runs. Use cases are looked up by registered
+name only (:func:`~retrieval_bench.prompt_eval.usecase.registered_use_case`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from retrieval_bench.prompt_eval.errors import (
 )
 from retrieval_bench.prompt_eval.records import Prompt, Row
 from retrieval_bench.prompt_eval.store import PromptStore
-from retrieval_bench.prompt_eval.usecase import get_use_case
+from retrieval_bench.prompt_eval.usecase import registered_use_case
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.web import lab
 from retrieval_bench.web.errors import json_error
@@ -48,7 +53,7 @@ def router(ws: Workspace, provide_llm: Callable[[], Any], jobs: JobRegistry) -> 
     # ------------------------------------------------------------ prompt lab
     @routes.get("/api/prompts/{uc}")
     def api_lab(uc: str) -> dict[str, Any]:
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         with PromptStore.for_workspace(ws) as s:
             from retrieval_bench.prompt_eval.io import ensure_examples
 
@@ -62,7 +67,7 @@ def router(ws: Workspace, provide_llm: Callable[[], Any], jobs: JobRegistry) -> 
 
     @routes.post("/api/prompts/{uc}/rows")
     async def api_save_row(uc: str, request: Request) -> Response:
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         data = await _json_body(request)
         if isinstance(data, Response):
             return data
@@ -82,7 +87,7 @@ def router(ws: Workspace, provide_llm: Callable[[], Any], jobs: JobRegistry) -> 
 
     @routes.post("/api/prompts/{uc}/prompts")
     async def api_save_prompt(uc: str, request: Request) -> Response:
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         data = await _json_body(request)
         if isinstance(data, Response):
             return data
@@ -105,7 +110,7 @@ def router(ws: Workspace, provide_llm: Callable[[], Any], jobs: JobRegistry) -> 
 
     @routes.post("/api/prompts/{uc}/run")
     async def api_run(uc: str, request: Request) -> Response:
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         raw = await request.body()
         data = await _json_body(request) if raw.strip() else {}
         if isinstance(data, Response):
@@ -140,7 +145,7 @@ def router(ws: Workspace, provide_llm: Callable[[], Any], jobs: JobRegistry) -> 
     def api_export(uc: str, kind: str = "rows", format: str = "json") -> Response:
         from retrieval_bench.prompt_eval.io import ensure_examples, export_prompts, export_rows
 
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         if kind not in ("rows", "prompts"):
             return json_error(400, f"unknown kind {kind!r}; use rows or prompts")
         with PromptStore.for_workspace(ws) as s:
@@ -163,14 +168,19 @@ def router(ws: Workspace, provide_llm: Callable[[], Any], jobs: JobRegistry) -> 
     ) -> Response:  # fmt: skip
         from retrieval_bench.prompt_eval.io import import_file
 
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         if kind not in ("rows", "prompts"):
             return json_error(400, f"unknown kind {kind!r}; use rows or prompts")
-        body = await request.body()
+        data = await _json_body(request)
+        if isinstance(data, Response):
+            return data
+        content = data.get("content")
+        if not isinstance(content, str):
+            return json_error(400, 'import: send {"content": "<the file\'s text>"}')
         name = Path(filename).name or "upload.json"
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / name
-            path.write_bytes(body)
+            path.write_bytes(content.encode("utf-8"))
             try:
                 with PromptStore.for_workspace(ws) as s:
                     summary = import_file(s, use_case, path, kind, fmt=format, replace=replace)

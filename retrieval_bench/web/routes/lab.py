@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from retrieval_bench.prompt_eval.store import PromptStore
-from retrieval_bench.prompt_eval.usecase import get_use_case
+from retrieval_bench.prompt_eval.usecase import registered_use_case
 from retrieval_bench.web import lab
 from retrieval_bench.workspace import Workspace
 
@@ -25,13 +25,13 @@ def router(ws: Workspace) -> APIRouter:
 
     @routes.get("/prompts/{uc}", response_class=HTMLResponse)
     def prompt_lab(uc: str) -> HTMLResponse:
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         with PromptStore.for_workspace(ws) as s:
             return HTMLResponse(lab.lab_page(use_case, s))
 
     @routes.get("/prompts/{uc}/runs/{run_id}/{prompt}", response_class=HTMLResponse)
     def prompt_detail(uc: str, run_id: str, prompt: str) -> HTMLResponse:
-        use_case = get_use_case(uc)
+        use_case = registered_use_case(uc)
         with PromptStore.for_workspace(ws) as s:
             return HTMLResponse(lab.detail_page(use_case, s, run_id, prompt))
 

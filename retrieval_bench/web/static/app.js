@@ -17,7 +17,9 @@
 })();
 
 // Prompt lab: save rows/prompts as JSON, start runs and poll them, import files.
-// Does nothing on pages without #lab.
+// Does nothing on pages without #lab. Every POST carries the server's token in the
+// X-RBench-Token header, read from the cookie "rbench-token-PORT" that opening the
+// address `rbench serve` printed (…/?token=…) set (docs/architecture.md#web-ui-security).
 (function () {
   "use strict";
   const lab = document.getElementById("lab");
@@ -30,10 +32,16 @@
     msg.className = ok ? "ok" : "error";
   }
 
-  async function send(url, body, contentType) {
+  function token() {
+    const name = "rbench-token-" + (location.port || "80") + "=";
+    const hit = document.cookie.split("; ").find(function (c) { return c.indexOf(name) === 0; });
+    return hit ? hit.slice(name.length) : "";
+  }
+
+  async function send(url, body) {
     const resp = await fetch(url, {
       method: "POST",
-      headers: { "Content-Type": contentType || "application/json" },
+      headers: { "Content-Type": "application/json", "X-RBench-Token": token() },
       body: body,
     });
     let data = {};
@@ -108,7 +116,7 @@
     const url = api + "/import?kind=" + kind + "&filename=" + encodeURIComponent(file.name)
       + (replace ? "&replace=true" : "");
     try {
-      const data = await send(url, await file.text(), "text/plain");
+      const data = await send(url, JSON.stringify({ content: await file.text() }));
       say("Imported " + kind + ": " + data.imported, true);
       setTimeout(function () { location.reload(); }, 600);
     } catch (e) { say("Import refused, nothing stored: " + e.message, false); }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,23 @@ def test_write_then_load_round_trips(tmp_path: Path) -> None:
     loaded = load_examples(path)
     assert loaded.errors == [] and loaded.examples == examples
     assert not list(path.parent.glob(".*tmp"))
+
+
+def test_write_is_atomic_and_keeps_the_replaced_files_mode(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text("old\n")
+    path.chmod(0o640)
+
+    def failing() -> Iterator[Example]:
+        yield Example("a", "q a", ("x.py",))
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_examples(path, failing())
+    assert path.read_text() == "old\n" and not list(tmp_path.glob(".*tmp"))
+    write_examples(path, [Example("b", "q b", ("y.py",))])
+    assert path.stat().st_mode & 0o777 == 0o640  # not the temp file's 0600
+    assert [e.id for e in load_examples(path).examples] == ["b"]
 
 
 def test_fingerprint_ignores_row_order_but_not_content() -> None:

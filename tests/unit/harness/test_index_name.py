@@ -40,3 +40,13 @@ def test_folder_names_become_valid_index_names(tmp_path: Path, folder: str, pref
 def test_folders_that_fold_alike_keep_distinct_names(tmp_path: Path) -> None:
     names = {_name(tmp_path / f) for f in ("a b", "a-b", "a  b", "á b")}
     assert len(names) == 4 and len({n.rsplit("-", 1)[0] for n in names}) == 1
+
+
+def test_ignore_and_include_lists_get_their_own_index(tmp_path: Path) -> None:
+    snap = Snapshot(root=tmp_path, source=str(tmp_path), kind="folder", fingerprint="f")
+    names = {
+        index_name(snap, WindowChunker(), "model", ignore, include)
+        for ignore, include in (((), ()), (("*.md",), ()), ((), ("*.py",)), (("*.md",), ("*.py",)))
+    }
+    assert len(names) == 4
+    assert index_name(snap, WindowChunker(), "model") == _name(tmp_path)  # old names kept

@@ -1,9 +1,10 @@
 """``external``: another system's ranked files (docs/stages.md#external).
 
-Both formats, id mapping, and the bad inputs: a missing or malformed file
-fails the stage with one line (the harness then records it as failed for
-every query and goes on), unknown query ids and repeated rows are ignored
-with one warning each, a query without a row fails with ``no external result``.
+Both formats, id mapping, and the bad inputs: a missing or malformed file,
+or one whose ids match no question, fails the check made before the run with
+one line; unknown query ids and repeated rows are ignored with one warning
+each, from that check (``search`` runs once per snapshot and warns nothing);
+a query without a row fails with ``no external result``.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def test_id_mapping_prefix_and_map(tmp_path: Path) -> None:
     assert run.ids("q3") == ["file:a.py"]
 
 
-def test_unknown_ids_and_duplicates_warn_once(
+def test_unknown_ids_and_duplicates_warn_once_before_the_run(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = _jsonl(
@@ -107,21 +108,44 @@ def test_unknown_ids_and_duplicates_warn_once(
             {"instance_id": "q1", "found_files": ["b.py"]},
             {"instance_id": "nope-1", "found_files": ["a.py"]},
             {"instance_id": "nope-2", "found_files": ["a.py"]},
+            {"instance_id": "q9", "found_files": ["a.py"]},  # a row not selected (limit)
         ],
     )
     with caplog.at_level(logging.WARNING, logger="retrieval_bench.retrieval.external"):
-        run = _stage(path).search(QUERIES, k=5)
-    assert run.ids("q1") == ["file:a.py", "file:b.py"]  # the first row, a file's best rank
+        _stage(path).search(QUERIES, k=5)
+        one = _stage(path).search({"q2": "?"}, k=5)  # one snapshot's questions
+        assert caplog.records == []  # search warns nothing: it runs once per snapshot
+        ExternalRun.check_inputs({"path": str(path)}, set(QUERIES), {*QUERIES, "q9"})
+    assert _stage(path).search(QUERIES, k=5).ids("q1") == ["file:a.py", "file:b.py"]
     messages = [r.getMessage() for r in caplog.records]
-    assert len(messages) == 2, messages
+    assert len(messages) == 3, messages
     assert "2 repeated rows ignored" in messages[0]
-    assert "2 rows for query ids not among the 3 queries searched" in messages[1]
+    assert "2 rows for query ids not in the dataset ignored, e.g. 'nope-1'" in messages[1]
+    assert "2 of the 3 questions searched have no row" in messages[2]
     assert all("\n" not in m for m in messages)
+    assert one.ids("q2") == []
 
     trec = tmp_path / "dup.trec"
     trec.write_text("q1 Q0 a.py 1 0.2 s\nq1 Q0 a.py 2 0.9 s\nq1 Q0 b.py 3 0.5 s\n", "utf-8")
     run = _stage(trec).search(QUERIES, k=5)
     assert run.scores["q1"] == {"file:a.py": 0.9, "file:b.py": 0.5}  # the best score kept
+
+
+def test_no_matching_id_names_the_first_ids_of_each_side(tmp_path: Path) -> None:
+    rows = [{"instance_id": f"swe__q{i}", "found_files": ["a.py"]} for i in (1, 2, 3, 4)]
+    path = _jsonl(tmp_path / "p.jsonl", rows)
+    with pytest.raises(ExternalRunError) as err:
+        ExternalRun.check_inputs({"path": str(path)}, set(QUERIES), set(QUERIES))
+    assert str(err.value) == (
+        f"external run {path}: none of its 4 query ids is a question searched "
+        "(file: 'swe__q1', 'swe__q2', 'swe__q3', ...; dataset: 'q1', 'q2', 'q3'); "
+        "set strip_prefix or id_map to map the file's ids to the dataset's"
+    )
+    ExternalRun.check_inputs({"path": str(path), "strip_prefix": "swe__"}, {"q1"}, {"q1"})
+    empty = tmp_path / "empty.trec"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(ExternalRunError, match="the file has no rows"):
+        ExternalRun.check_inputs({"path": str(empty)}, {"q1"}, {"q1"})
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from retrieval_bench.llm.base import ChatRequest
 from retrieval_bench.workspace import Workspace
 from tests.fakes.llm import ScriptedLLM, last_user
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SHOPAPI = REPO_ROOT / "fixtures" / "repos" / "shopapi"
@@ -70,3 +75,13 @@ def oracle_llm(ws: Workspace) -> ScriptedLLM:
         return '{"category": "bug", "language": "rust"}'
 
     return ScriptedLLM(reply)
+
+
+def web_client(app: FastAPI, **kwargs: Any) -> TestClient:
+    """A TestClient that talks to ``app`` as the UI's own page does: at
+    http://127.0.0.1 (a Host the guard accepts) with the server's token in the
+    X-RBench-Token header (docs/architecture.md#web-ui-security)."""
+    from fastapi.testclient import TestClient
+
+    headers = {"X-RBench-Token": app.state.guard.token}
+    return TestClient(app, base_url="http://127.0.0.1", headers=headers, **kwargs)

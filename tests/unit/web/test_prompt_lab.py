@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from retrieval_bench.web.app import create_app  # noqa: E402
 from retrieval_bench.workspace import Workspace  # noqa: E402
-from tests.unit.web.conftest import USE_CASE, oracle_llm  # noqa: E402
+from tests.unit.web.conftest import USE_CASE, oracle_llm, web_client  # noqa: E402
 
 API = f"/api/prompts/{USE_CASE}"
 
@@ -24,7 +24,7 @@ API = f"/api/prompts/{USE_CASE}"
 def client(tmp_path: Path) -> TestClient:
     ws = Workspace(tmp_path / "home")
     llm = oracle_llm(ws)
-    return TestClient(create_app(ws, llm=lambda: llm))
+    return web_client(create_app(ws, llm=lambda: llm))
 
 
 def run_and_wait(client: TestClient, prompt: str | None = None) -> dict[str, object]:
@@ -113,13 +113,13 @@ def test_malformed_csv_import_is_a_400_with_the_line_and_stores_nothing(
     before = client.get(API).json()["rows"]
     bad = "id,question,category,language\nnew-1,How?,howto,go\nnew-2,What?,not-a-category,go\n"
     resp = client.post(f"{API}/import", params={"kind": "rows", "filename": "mine.csv"},
-                       content=bad.encode())  # fmt: skip
+                       json={"content": bad})  # fmt: skip
     assert resp.status_code == 400
     assert "mine.csv:3" in resp.json()["error"]
     assert client.get(API).json()["rows"] == before
     good = "id,question,category,language\nnew-1,How do I sort in Go?,howto,go\n"
     ok = client.post(f"{API}/import", params={"kind": "rows", "filename": "ok.csv"},
-                     content=good.encode())  # fmt: skip
+                     json={"content": good})  # fmt: skip
     assert ok.status_code == 200
     assert len(client.get(API).json()["rows"]) == len(before) + 1
 
@@ -161,7 +161,7 @@ def test_lab_text_names_the_button_and_textareas_fit_their_text(client: TestClie
 def test_prompt_lab_index_shows_shipped_use_cases_as_shipped(tmp_path: Path) -> None:
     from tests.unit.web.htmltables import tables
 
-    fresh = TestClient(create_app(Workspace(tmp_path / "fresh")))
+    fresh = web_client(create_app(Workspace(tmp_path / "fresh")))
     t = tables(fresh.get("/prompts").text)["use-cases"]
     row = t.rows[t.column("use case").index(USE_CASE)]
     assert row[t.header.index("rows")] == "10" and row[t.header.index("prompts")] == "3"

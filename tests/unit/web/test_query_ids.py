@@ -10,12 +10,10 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")  # FastAPI's TestClient needs it
 
-from fastapi.testclient import TestClient  # noqa: E402
-
 from retrieval_bench.web.app import create_app  # noqa: E402
 from retrieval_bench.web.html import esc  # noqa: E402
 from retrieval_bench.workspace import Workspace  # noqa: E402
-from tests.unit.web.conftest import REPO_ROOT, SHOPAPI  # noqa: E402
+from tests.unit.web.conftest import REPO_ROOT, SHOPAPI, web_client  # noqa: E402
 from tests.unit.web.htmltables import tables  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -63,7 +61,7 @@ def test_drill_down_link_round_trips_odd_query_ids(
 ) -> None:
     ws, run_id, texts = odd_run
     assert sorted(texts) == sorted(ODD_IDS)
-    client = TestClient(create_app(ws))
+    client = web_client(create_app(ws))
     page = client.get(f"/runs/{run_id}")
     assert page.status_code == 200
     queries = tables(page.text)["queries"]

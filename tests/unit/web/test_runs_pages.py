@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from retrieval_bench.web.app import create_app  # noqa: E402
 from retrieval_bench.workspace import Workspace  # noqa: E402
+from tests.unit.web.conftest import web_client  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -23,7 +24,7 @@ Bench = tuple[Workspace, str, str]
 
 @pytest.fixture(scope="module")
 def client(bench_ws: Bench) -> TestClient:
-    return TestClient(create_app(bench_ws[0]))
+    return web_client(create_app(bench_ws[0]))
 
 
 def test_runs_list_links_every_run(client: TestClient, bench_ws: Bench) -> None:
@@ -49,7 +50,8 @@ def test_run_page_has_stage_table_and_funnel(client: TestClient, bench_ws: Bench
     from retrieval_bench.store.db import ResultsDB
 
     r5 = ResultsDB(ws.db_path).stage_table(both)["rrf"]["R@5"]
-    assert f"recall {r5:.3f}" in resp.text  # the funnel's context step: the stored R@5
+    # the funnel's context step: the stored R@5, labelled as the mean per query
+    assert f"mean per query {r5:.3f} · pooled " in resp.text
     # the paired columns: every stage against the first retriever on R@table_k
     assert "<th>ΔR@5 vs bm25</th><th>p</th></tr>" in resp.text
     assert "<td>—</td><td>—</td></tr>" in resp.text  # the baseline's own row
@@ -57,14 +59,34 @@ def test_run_page_has_stage_table_and_funnel(client: TestClient, bench_ws: Bench
 
 
 def test_drill_down_shows_gold_and_lost_files(client: TestClient, bench_ws: Bench) -> None:
+    from retrieval_bench.store.trec import read_run
+    from retrieval_bench.web.drilldown import lost_rank
+    from retrieval_bench.web.funnel import chunk_path
+
     ws, both, _ = bench_ws
     queries = [json.loads(x) for x in (ws.results_dir / both / "queries.jsonl").open()]
-    q = next(q for q in queries if any(s["lost"] for s in q["stages"].values()))
-    lost = next(f for s in q["stages"].values() for f in s["lost"])
+    q = next(q for q in queries if q["stages"]["rrf"]["lost"])  # lost by the fusion
+    stage, info = "rrf", q["stages"]["rrf"]
+    lost = info["lost"][0]
     resp = client.get(f"/runs/{both}/queries/{q['query_id']}")
     assert resp.status_code == 200
     assert q["query"].replace("'", "&#x27;") in resp.text
-    assert f"<li class='lost'>{lost}</li>" in resp.text
+    # where the lost file sat: its rank in the stage's input and in the stage's own list
+    ranks = info["lost_ranks"][lost]
+    assert f"<li class='lost'>{lost} <span class='rank'>({lost_rank(ranks)})</span>" in resp.text
+
+    def rank(name: str) -> int | None:
+        run = read_run(ws.results_dir / both / "runs" / "shopapi" / f"{name}.trec")
+        files = list(dict.fromkeys(chunk_path(c) for c in run.ids(q["query_id"])))
+        return files.index(lost) + 1 if lost in files else None
+
+    assert ranks["input"] == {s: r for s in ("bm25", "exact") if (r := rank(s)) is not None}
+    assert ranks["input"] and (ranks["here"] is None or ranks["here"] > 5)
+    assert ranks["here"] == rank(stage)
+    # a retriever's input is the snapshot: only its own rank
+    solo = [s["lost_ranks"] for x in queries for n, s in x["stages"].items()
+            if n != "rrf" and s["lost"]]  # fmt: skip
+    assert solo and all(r["input"] == {} for ranks in solo for r in ranks.values())
     assert "<li class='gold'>" in resp.text
     assert client.get(f"/runs/{both}/queries/no-such-query").status_code == 404
 
@@ -164,7 +186,7 @@ def test_run_page_funnel_narrows_from_candidates_to_context(
     assert page.count("<polygon") >= 3 and 'aria-label="funnel"' in page
     # the context step is the final stage's R@5 as stored
     r5 = ResultsDB(ws.db_path).stage_table(both)["rrf"]["R@5"]
-    assert funnel.rows[-1][funnel.header.index("recall")] == rate(r5)
+    assert funnel.rows[-1][funnel.header.index("mean recall per query")] == rate(r5)
     # the candidates step, recomputed here from the TREC files and queries.jsonl
     queries = [json.loads(x) for x in (ws.results_dir / both / "queries.jsonl").open()]
     runs = [read_run(ws.results_dir / both / "runs" / "shopapi" / f"{s}.trec")
@@ -176,10 +198,13 @@ def test_run_page_funnel_narrows_from_candidates_to_context(
         recalls.append(len(gold & files) / len(gold))
         lost += len(gold - set(q["missing_gold"]) - files)
     cand = funnel.rows[0]
-    assert cand[funnel.header.index("recall")] == rate(sum(recalls) / len(recalls))
+    assert cand[funnel.header.index("mean recall per query")] == rate(sum(recalls) / len(recalls))
     assert cand[funnel.header.index("lost here")] == str(lost)
     # each step's found = the previous step's found - what this step lost (the sets nest)
-    found = [int(r[funnel.header.index("gold found")].split("/")[0]) for r in funnel.rows]
+    pooled = [r[funnel.header.index("gold found (pooled)")].split("/") for r in funnel.rows]
+    found = [int(f) for f, _ in pooled]
+    assert [r[funnel.header.index("pooled recall")] for r in funnel.rows] == [
+        rate(int(f) / int(g)) for f, g in pooled]  # fmt: skip
     lost_here = [int(r[funnel.header.index("lost here")]) for r in funnel.rows]
     assert all(found[i] == found[i - 1] - lost_here[i] for i in range(1, len(found)))
     solo = tables(client.get(f"/runs/{both}", params={"stage": "bm25"}).text)["funnel"]

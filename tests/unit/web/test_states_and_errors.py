@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from retrieval_bench.store.db import ResultsDB  # noqa: E402
 from retrieval_bench.web.app import create_app  # noqa: E402
 from retrieval_bench.workspace import Workspace  # noqa: E402
+from tests.unit.web.conftest import web_client  # noqa: E402
 from tests.unit.web.htmltables import tables  # noqa: E402
 
 
@@ -35,7 +36,7 @@ def ws(tmp_path: Path) -> Workspace:
 
 def client_for(ws: Workspace) -> TestClient:
     # server errors come back as pages (what a browser gets), not as raised exceptions
-    return TestClient(create_app(ws), raise_server_exceptions=False)
+    return web_client(create_app(ws), raise_server_exceptions=False)
 
 
 def test_compare_with_previous_only_pairs_runs_on_the_same_datasets(ws: Workspace) -> None:

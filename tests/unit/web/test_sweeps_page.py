@@ -34,6 +34,7 @@ from retrieval_bench.store.sweeps import (  # noqa: E402
 from retrieval_bench.web.app import create_app  # noqa: E402
 from retrieval_bench.web.sweeps import pareto_front  # noqa: E402
 from retrieval_bench.workspace import Workspace  # noqa: E402
+from tests.unit.web.conftest import web_client  # noqa: E402
 from tests.unit.web.htmltables import Table, tables  # noqa: E402
 
 SHOPAPI = Path(__file__).resolve().parents[3] / "fixtures" / "repos" / "shopapi"
@@ -134,7 +135,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swept]:
         ws = Workspace(home)
         with ResultsDB(ws.db_path) as db:
             sweep = get_sweep(db, sweep_id)
-        yield Swept(ws, sweep, TestClient(create_app(ws), raise_server_exceptions=False))
+        yield Swept(ws, sweep, web_client(create_app(ws), raise_server_exceptions=False))
 
 
 def _selection(sweep: SweepRecord) -> list[Any]:
@@ -276,7 +277,7 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def _client(ws: Workspace) -> TestClient:
-    return TestClient(create_app(ws), raise_server_exceptions=False)
+    return web_client(create_app(ws), raise_server_exceptions=False)
 
 
 def test_no_sweeps_yet_and_no_database_created(ws: Workspace) -> None:

@@ -1,0 +1,175 @@
+"""Real signals to a ``rbench run --jobs 2`` whose workers are busy: SIGTERM and
+SIGINT stop the pool (its workers die with the parent), mark the run
+``interrupted`` and end the parent promptly; even ``kill -9`` of the parent
+leaves no worker behind (``PR_SET_PDEATHSIG``; docs/architecture.md#executors).
+
+The work is made long without timing anything: the ``exact`` stage is given a
+ripgrep (``rg_path``) that runs the real one for the first snapshot (which a
+pool runs alone, to warm the caches) and, for the questions of the others,
+records its pid and sleeps, so each worker blocks in a snapshot until it is
+stopped. The test waits until both workers are in that call, then signals the
+parent. Bounds (60 s) are only there so that a hang fails instead of blocking
+the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_bench.retrieval.exact import find_rg
+from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.workspace import Workspace
+from tests.integration.conftest import REPO_ROOT
+from tests.unit.datasets.gitrepo import GitRepo, needs_git
+
+pytestmark = [
+    needs_git,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+]
+
+BOUND_S = 60.0
+"""How long a process may take to go away before the test fails (not a timing claim)."""
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter (``R``, ``S``, ``Z``...), None when there is none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def _alive(pid: int) -> bool:
+    return _state(pid) not in (None, "Z")
+
+
+def _workers(parent: int) -> list[int]:
+    """The pool workers (``multiprocessing`` spawn children) of ``parent``."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and b"spawn_main" in cmd:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def _until(check: Any, what: str, proc: subprocess.Popen[str] | None = None) -> Any:
+    deadline = time.monotonic() + BOUND_S
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"rbench ended ({proc.returncode}) before {what}: {proc.stderr.read()}")  # type: ignore[union-attr]
+        time.sleep(0.1)
+    pytest.fail(f"not within {BOUND_S:.0f}s: {what}")
+
+
+@pytest.fixture
+def slow_run(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """A config of 4 questions at 4 commits (4 snapshots) whose ``exact`` stage
+    blocks after the first snapshot; yields the paths, and at the end kills the
+    sleeping "ripgreps"."""
+    repo = GitRepo(tmp_path / "proj")
+    rows = []
+    for i in range(4):
+        name = "handler" if i == 0 else "sleepy"  # the first snapshot's question runs rg
+        sha = repo.commit(f"c{i}", {f"pkg/mod{i}.py": f"def {name}_{i}(x):\n    return x\n"})
+        rows.append({"id": f"q{i}", "query": f"{name}_{i}", "gold_files": [f"pkg/mod{i}.py"],
+                     "commit": sha})  # fmt: skip
+    bundle = tmp_path / "proj.bundle"
+    repo.git("bundle", "create", str(bundle), "--all")
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pids = tmp_path / "rg-pids"
+    pids.mkdir()
+    rg = tmp_path / "slow-rg"
+    rg.write_text(
+        f'#!/bin/sh\ncase "$*" in *sleepy_*) touch "{pids}/$$"; exec sleep 3600;; esac\n'
+        f'exec "{find_rg()}" "$@"\n'
+    )
+    rg.chmod(0o755)
+    cfg = {
+        "name": "slow",
+        "datasets": [{"name": "proj", "questions": str(questions), "repo": "org/proj"}],
+        "repos": {"org/proj": str(bundle)},
+        "retrievers": [{"name": "bm25"},
+                       {"name": "exact", "rg_path": str(rg), "timeout_s": 3600}],
+        "candidates": 5,
+    }  # fmt: skip
+    config = tmp_path / "slow.json"
+    config.write_text(json.dumps(cfg))
+    try:
+        yield {"config": config, "home": tmp_path / "home", "pids": pids, "tmp": tmp_path}
+    finally:
+        for entry in pids.iterdir():
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _start(run: dict[str, Any]) -> tuple[subprocess.Popen[str], list[int]]:
+    """``rbench run --jobs 2`` started, once both workers are blocked in the stage."""
+    env = {**os.environ, "RBENCH_CACHE": str(run["tmp"] / "cache")}
+    env.pop("RBENCH_HOME", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "retrieval_bench.cli", "--workspace", str(run["home"]),
+         "run", str(run["config"]), "--jobs", "2"],
+        cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    workers = _until(lambda: len(_workers(proc.pid)) == 2 and _workers(proc.pid),
+                     "two pool workers exist", proc)  # fmt: skip
+    _until(lambda: len(list(run["pids"].iterdir())) >= 2, "both workers are in a task", proc)
+    return proc, workers
+
+
+def _stored_run(home: Path) -> Any:
+    (run,) = ResultsDB(Workspace(home).db_path).list_runs()
+    return run
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "reason"),
+    [(signal.SIGTERM, 143, "interrupted (SIGTERM)"), (signal.SIGINT, 130, "interrupted (Ctrl-C)")],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_signal_stops_the_pool_and_marks_the_run_interrupted(
+    slow_run: dict[str, Any], sig: signal.Signals, code: int, reason: str
+) -> None:
+    proc, workers = _start(slow_run)
+    proc.send_signal(sig)  # to the parent alone, as `kill -TERM PID` does
+    try:
+        returncode = proc.wait(timeout=BOUND_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"rbench did not exit within {BOUND_S:.0f}s of {sig.name}")
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert returncode == code, stderr
+    assert "stored results are intact" in stderr
+    _until(lambda: not any(_alive(w) for w in workers), f"workers {workers} are gone")
+    run = _stored_run(slow_run["home"])
+    assert (run.status, run.error) == ("interrupted", reason)
+
+
+def test_workers_die_with_a_killed_parent(slow_run: dict[str, Any]) -> None:
+    proc, workers = _start(slow_run)
+    proc.kill()  # SIGKILL: no handler runs; the kernel ends the workers (PDEATHSIG)
+    proc.wait(timeout=BOUND_S)
+    _until(lambda: not any(_alive(w) for w in workers), f"workers {workers} are gone")
