@@ -167,10 +167,12 @@ def _canonical(name: str) -> str:
 
 
 def default_devset_dirs() -> list[Path]:
-    """Where the shared devsets may be: ``$RBENCH_DEVSETS``, /work/shared/..., ../shared/..."""
+    """Where the shared devsets may be: ``$RBENCH_DEVSETS``, ``$RBENCH_DATA_ROOT/devsets``
+    (docs/configuration.md#data-root), /work/shared/..., ../shared/..."""
     dirs = [Path("/work/shared/data/devsets"), Path.cwd().parent / "shared" / "data" / "devsets"]
     env = os.environ.get("RBENCH_DEVSETS")
-    return ([Path(env)] if env else []) + dirs
+    root = os.environ.get("RBENCH_DATA_ROOT")
+    return ([Path(env)] if env else []) + ([Path(root) / "devsets"] if root else []) + dirs
 
 
 def devset_manifest_sha(name: str, version: str, devsets_dir: Path | None = None) -> str | None:

@@ -256,6 +256,17 @@ def dataset_fingerprint(examples: Iterable[Example]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def question_fingerprint(example: Example) -> str:
+    """sha256 of one example's canonical JSON (its query, gold, split and extra keys):
+    two runs whose shared query ids have equal fingerprints asked the same questions,
+    whatever else their question sets hold (``rbench compare``, docs/metrics.md)."""
+    canonical = json.dumps(
+        example_to_row(example), sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+        default=str,
+    )  # fmt: skip
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 def check_gold(examples: Iterable[Example], existing_paths: set[str]) -> dict[str, list[str]]:
     """Gold files (and span files) absent from the snapshot, per query id; only ids with some."""
     missing: dict[str, list[str]] = {}

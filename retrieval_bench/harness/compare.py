@@ -287,7 +287,7 @@ def compare_runs(
             comp.warnings.append(f"run {rid} is {run.status}, not done")
     for rid in comp.candidates:  # before any pairing: ids of different data do not pair
         side = comp.sides[base.run_id]
-        warning = check_same_data(side, comp.sides[rid], subset, allow_different_data)
+        warning = check_same_data(side, comp.sides[rid], subset, allow_different_data, results)
         comp.data_warnings += [warning] if warning else []
 
     pairs: list[_Pair] = []

@@ -9,12 +9,19 @@ differ, the comparison is refused with :class:`DifferentDataError`, unless the
 caller allows it (``--allow-different-data``); then the comparison carries a
 warning that its output prints. With ``--subset dataset=NAME`` the fingerprints
 of that dataset alone are compared, so two runs that share one dataset compare
-on it. ``rbench eval`` runs are not checked: their fingerprint is that of the
+on it. Two runs over different question *sets* whose shared ids name the very
+same questions (one run with ``limit: 20``, the other over all rows) pair on
+those: each run folder's ``queries.jsonl`` records a fingerprint per question,
+and when every shared id has the same fingerprint in both, the comparison goes
+on with a note. ``rbench eval`` runs are not checked: their fingerprint is that of the
 predictions file, which differs between any two prediction files of the same
 questions — the very thing such a comparison is for.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.comparison import RunSide
@@ -70,15 +77,56 @@ def _fingerprint(side: RunSide, subset: str) -> tuple[str, str] | None:
     return ", ".join(side.datasets) or "?", side.dataset_fingerprint
 
 
-def check_same_data(base: RunSide, cand: RunSide, subset: str, allow: bool) -> str | None:
+def question_fingerprints(run_folder: Path) -> dict[str, str] | None:
+    """Query id → question fingerprint from a run folder's ``queries.jsonl``; None
+    when the file is absent or unreadable, a line lacks the fingerprint (runs made
+    before it was recorded), or one id names two different questions."""
+    out: dict[str, str] = {}
+    try:
+        with (run_folder / "queries.jsonl").open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                qid, fp = str(row["query_id"]), row.get("question_fingerprint")
+                if not isinstance(fp, str) or out.setdefault(qid, fp) != fp:
+                    return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return out
+
+
+def _same_shared_questions(base: RunSide, cand: RunSide, results: Path | None) -> int:
+    """How many query ids both runs scored, when each names the same question in
+    both (equal per-question fingerprints); 0 when that cannot be shown."""
+    if results is None:
+        return 0
+    a = question_fingerprints(results / base.run_id)
+    b = question_fingerprints(results / cand.run_id)
+    if not a or not b:
+        return 0
+    shared = a.keys() & b.keys()
+    return len(shared) if shared and all(a[q] == b[q] for q in shared) else 0
+
+
+def check_same_data(
+    base: RunSide, cand: RunSide, subset: str, allow: bool, results: Path | None = None
+) -> str | None:
     """None when both runs scored the same questions (or it cannot be told: an eval
-    run, a fingerprint not recorded); else the warning line when ``allow``, else
+    run, a fingerprint not recorded); a note when their question sets differ but
+    every shared id is the same question in both (``results``: the folder holding
+    the run folders); else the warning line when ``allow``, else
     :class:`DifferentDataError`."""
     if base.run_id == cand.run_id or "eval" in (base.kind, cand.kind):
         return None
     a, b = _fingerprint(base, subset), _fingerprint(cand, subset)
     if a is None or b is None or a[1] == b[1]:
         return None
+    if shared := _same_shared_questions(base, cand, results):
+        return (
+            f"runs {base.run_id} and {cand.run_id} scored different question sets "
+            f"({a[0]}, dataset fingerprint {a[1]}; {b[0]}, dataset fingerprint {b[1]}); "
+            f"the {shared} query id(s) both have are the same questions in both "
+            "(equal question fingerprints), so they are paired"
+        )
     detail = (
         f"runs {base.run_id} and {cand.run_id} were measured on different data "
         f"({base.run_id}: {a[0]}, dataset fingerprint {a[1]}; {cand.run_id}: {b[0]}, "

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from retrieval_bench.datasets.jsonl import question_fingerprint
 from retrieval_bench.harness.answer_records import write_answers
 from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
 from retrieval_bench.harness.snapshot_work import input_stages
@@ -68,6 +69,7 @@ def _write_drill_down(fh: IO[str], o: DatasetOutcome, k: int) -> None:
             "dataset": o.prepared.spec.name,
             "query_id": ex.id,
             "query": ex.query,
+            "question_fingerprint": question_fingerprint(ex),
             "gold_files": list(ex.gold_files),
             "missing_gold": o.prepared.missing_gold.get(ex.id, []),
             "missing_gold_reasons": {

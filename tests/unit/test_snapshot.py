@@ -322,6 +322,22 @@ def test_devset_manifest_sha(tmp_path: Path) -> None:
     assert devset_manifest_sha("requests", "2.31.0", tmp_path / "nowhere") is None
 
 
+def test_devset_manifest_is_found_under_the_data_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$RBENCH_DATA_ROOT/devsets`` is searched (docs/configuration.md#data-root)."""
+    (tmp_path / "devsets").mkdir()
+    manifest = {
+        "projects": {"flask": {"pypi_name": "flask", "version": "9.9.9", "sha256": "d" * 64}}
+    }
+    (tmp_path / "devsets" / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.delenv("RBENCH_DEVSETS", raising=False)
+    monkeypatch.setenv("RBENCH_DATA_ROOT", str(tmp_path))
+    assert devset_manifest_sha("flask", "9.9.9") == "d" * 64
+    monkeypatch.delenv("RBENCH_DATA_ROOT")
+    assert devset_manifest_sha("flask", "9.9.9") is None
+
+
 def _pypi_reachable() -> bool:
     try:
         socket.create_connection(("pypi.org", 443), timeout=3).close()

@@ -12,6 +12,7 @@ from retrieval_bench.datasets.jsonl import (
     check_gold,
     dataset_fingerprint,
     load_examples,
+    question_fingerprint,
     write_examples,
 )
 from retrieval_bench.errors import DatasetError
@@ -132,6 +133,15 @@ def test_fingerprint_ignores_row_order_but_not_content() -> None:
     assert dataset_fingerprint([b, a]) == base
     assert dataset_fingerprint([a, Example("b", "q b", ("y.py",), split="dev")]) != base
     assert dataset_fingerprint([a, Example("b", "q b", ("w.py",), split="test")]) != base
+
+
+def test_question_fingerprint_is_one_questions_content() -> None:
+    a = Example("a", "q a", ("x.py",))
+    assert question_fingerprint(a) == question_fingerprint(Example("a", "q a", ("x.py",)))
+    assert len(question_fingerprint(a)) == 64
+    assert question_fingerprint(Example("a", "q A", ("x.py",))) != question_fingerprint(a)
+    assert question_fingerprint(Example("a", "q a", ("y.py",))) != question_fingerprint(a)
+    assert question_fingerprint(Example("b", "q a", ("x.py",))) != question_fingerprint(a)
 
 
 def test_check_gold_reports_missing_paths() -> None:

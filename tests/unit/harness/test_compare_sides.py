@@ -162,3 +162,40 @@ def test_output_names_each_runs_config_and_the_stages_one_side_lacks(
     ]
     assert {r["stage"] for r in data["rows"]} == {"bm25"}
     assert data["sides"]["a"]["name"] == "name-a"
+
+
+def _write_questions(results: Path, run_id: str, fingerprints: Mapping[str, str | None]) -> None:
+    """``results/<run_id>/queries.jsonl`` with one line per question (its fingerprint)."""
+    folder = results / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        {"dataset": "shop", "query_id": q, **({"question_fingerprint": fp} if fp else {})}
+        for q, fp in fingerprints.items()
+    ]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_different_question_sets_pair_when_every_shared_id_is_the_same_question(
+    ws: Path,
+) -> None:
+    """Run ``a`` scored q1..q8, run ``b`` (other dataset fingerprint: a larger set) too:
+    with equal per-question fingerprints the shared ids pair, with a note; one shared
+    id that is a different question, or a run folder without fingerprints, is refused."""
+    results = ws / "results"
+    same = {f"q{i}": f"fp{i}" for i in range(1, 9)}
+    _write_questions(results, "a", same)
+    _write_questions(results, "b", {**same, "q9": "fp9"})
+    with ResultsDB(ws / "rbench.sqlite") as db:
+        comp = compare_runs(db, ["a", "b"], n_resamples=200)
+        assert comp.rows
+        assert comp.data_warnings == [
+            f"runs a and b scored different question sets (shop, dataset fingerprint {FP_A}; "
+            f"shop, dataset fingerprint {FP_B}); the 8 query id(s) both have are the same "
+            "questions in both (equal question fingerprints), so they are paired"
+        ]
+        _write_questions(results, "b", {**same, "q3": "another question"})
+        with pytest.raises(DifferentDataError):
+            compare_runs(db, ["a", "b"], n_resamples=200)
+        _write_questions(results, "b", dict.fromkeys(same))  # a run from before fingerprints
+        with pytest.raises(DifferentDataError):
+            compare_runs(db, ["a", "b"], n_resamples=200)
