@@ -2,46 +2,53 @@
 
 Servers are started detached (their own session), so a test that lets the
 toolkit auto-start one in a temporary workspace and never stops it would leave
-a llama.cpp process behind after pytest exits. This guard lists the
-``llama_cpp.server`` processes of this interpreter's environment when the
-session starts, and at the end terminates the ones that appeared since,
-naming them in the terminal summary so the leak is visible, not silent.
+a llama.cpp process behind after pytest exits. (A run stops a server it started
+on demand when it ends, and the ``llm_server`` fixture stops its own, so none
+should be left.) This guard marks the session's environment with a token that
+every process it starts inherits, and at the end terminates the
+``llama_cpp.server`` processes carrying it — only this session's, never those
+of another test session or of the user on the same machine — naming them in
+the terminal summary so the leak is visible, not silent.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 _LEAKED: list[str] = []
+_TOKEN_VAR = "RBENCH_TEST_SESSION"
+"""Set to a token of this session; the servers it starts inherit it."""
 
 
-def _servers() -> dict[int, str]:
-    """pid → command line of this environment's llama.cpp servers (Linux /proc)."""
-    prefix = sys.prefix
+def _servers(token: str) -> dict[int, str]:
+    """pid → command line of the llama.cpp servers started under ``token`` (Linux /proc)."""
+    marker = f"{_TOKEN_VAR}={token}".encode()
     found: dict[int, str] = {}
     for entry in Path("/proc").glob("[0-9]*"):
         try:
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if "llama_cpp.server" not in cmd:
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if "llama_cpp.server" in cmd and cmd.startswith(prefix):
+        if marker in environ:
             found[int(entry.name)] = cmd
     return found
 
 
 @pytest.fixture(scope="session", autouse=True)
 def no_leaked_model_servers() -> Iterator[None]:
-    before = set(_servers())
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    os.environ[_TOKEN_VAR] = token  # inherited by every server this session starts
     yield
-    for pid, cmd in _servers().items():
-        if pid in before:
-            continue
+    for pid, cmd in _servers(token).items():
         try:
             os.kill(pid, signal.SIGTERM)
         except OSError:

@@ -14,6 +14,7 @@ the suite.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -69,14 +70,15 @@ def _workers(parent: int) -> list[int]:
     return sorted(found)
 
 
-def _until(check: Any, what: str, proc: subprocess.Popen[str] | None = None) -> Any:
+def _until(check: Any, what: str, run: dict[str, Any] | None = None) -> Any:
     deadline = time.monotonic() + BOUND_S
     while time.monotonic() < deadline:
         value = check()
         if value:
             return value
-        if proc is not None and proc.poll() is not None:
-            pytest.fail(f"rbench ended ({proc.returncode}) before {what}: {proc.stderr.read()}")  # type: ignore[union-attr]
+        if run is not None and run["proc"].poll() is not None:
+            err = run["stderr"].read_text()
+            pytest.fail(f"rbench ended ({run['proc'].returncode}) before {what}: {err}")
         time.sleep(0.1)
     pytest.fail(f"not within {BOUND_S:.0f}s: {what}")
 
@@ -115,28 +117,38 @@ def slow_run(tmp_path: Path) -> Iterator[dict[str, Any]]:
     }  # fmt: skip
     config = tmp_path / "slow.json"
     config.write_text(json.dumps(cfg))
+    run: dict[str, Any] = {
+        "config": config, "home": tmp_path / "home", "pids": pids, "tmp": tmp_path,
+        "stderr": tmp_path / "stderr.txt", "workers": [],
+    }  # fmt: skip
     try:
-        yield {"config": config, "home": tmp_path / "home", "pids": pids, "tmp": tmp_path}
-    finally:
-        for entry in pids.iterdir():
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-            except OSError:
-                pass
+        yield run
+    finally:  # whatever a failing test left: the run, its workers, the sleepers
+        pids_left = [int(e.name) for e in pids.iterdir()] + run["workers"]
+        if "proc" in run:
+            pids_left.append(run["proc"].pid)
+        for pid in pids_left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if "proc" in run:
+            run["proc"].wait()
 
 
 def _start(run: dict[str, Any]) -> tuple[subprocess.Popen[str], list[int]]:
-    """``rbench run --jobs 2`` started, once both workers are blocked in the stage."""
+    """``rbench run --jobs 2`` started, once both workers are blocked in the stage.
+    Its stderr goes to a file: orphaned workers would hold a pipe open forever."""
     env = {**os.environ, "RBENCH_CACHE": str(run["tmp"] / "cache")}
     env.pop("RBENCH_HOME", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "retrieval_bench.cli", "--workspace", str(run["home"]),
-         "run", str(run["config"]), "--jobs", "2"],
-        cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    workers = _until(lambda: len(_workers(proc.pid)) == 2 and _workers(proc.pid),
-                     "two pool workers exist", proc)  # fmt: skip
-    _until(lambda: len(list(run["pids"].iterdir())) >= 2, "both workers are in a task", proc)
+    with run["stderr"].open("w") as stderr:
+        run["proc"] = proc = subprocess.Popen(
+            [sys.executable, "-m", "retrieval_bench.cli", "--workspace", str(run["home"]),
+             "run", str(run["config"]), "--jobs", "2"],
+            cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
+        )  # fmt: skip
+    run["workers"] = workers = _until(
+        lambda: len(_workers(proc.pid)) == 2 and _workers(proc.pid), "two pool workers exist", run
+    )
+    _until(lambda: len(list(run["pids"].iterdir())) >= 2, "both workers are in a task", run)
     return proc, workers
 
 
@@ -158,9 +170,8 @@ def test_signal_stops_the_pool_and_marks_the_run_interrupted(
     try:
         returncode = proc.wait(timeout=BOUND_S)
     except subprocess.TimeoutExpired:
-        proc.kill()
         pytest.fail(f"rbench did not exit within {BOUND_S:.0f}s of {sig.name}")
-    stderr = proc.stderr.read() if proc.stderr else ""
+    stderr = slow_run["stderr"].read_text()
     assert returncode == code, stderr
     assert "stored results are intact" in stderr
     _until(lambda: not any(_alive(w) for w in workers), f"workers {workers} are gone")
