@@ -137,7 +137,8 @@ def slow_run(tmp_path: Path) -> Iterator[dict[str, Any]]:
 def _start(run: dict[str, Any]) -> tuple[subprocess.Popen[str], list[int]]:
     """``rbench run --jobs 2`` started, once both workers are blocked in the stage.
     Its stderr goes to a file: orphaned workers would hold a pipe open forever."""
-    env = {**os.environ, "RBENCH_CACHE": str(run["tmp"] / "cache")}
+    # PYTHONFAULTHANDLER: a hung parent prints every thread's stack on SIGABRT (_hung)
+    env = {**os.environ, "RBENCH_CACHE": str(run["tmp"] / "cache"), "PYTHONFAULTHANDLER": "1"}
     env.pop("RBENCH_HOME", None)
     with run["stderr"].open("w") as stderr:
         run["proc"] = proc = subprocess.Popen(
@@ -150,6 +151,14 @@ def _start(run: dict[str, Any]) -> tuple[subprocess.Popen[str], list[int]]:
     )
     _until(lambda: len(list(run["pids"].iterdir())) >= 2, "both workers are in a task", run)
     return proc, workers
+
+
+def _hung(run: dict[str, Any]) -> str:
+    """The stacks of a parent that did not exit (faulthandler's dump on SIGABRT)."""
+    run["proc"].send_signal(signal.SIGABRT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        run["proc"].wait(timeout=10)
+    return str(run["stderr"].read_text()[-6000:])
 
 
 def _stored_run(home: Path) -> Any:
@@ -170,7 +179,7 @@ def test_signal_stops_the_pool_and_marks_the_run_interrupted(
     try:
         returncode = proc.wait(timeout=BOUND_S)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"rbench did not exit within {BOUND_S:.0f}s of {sig.name}")
+        pytest.fail(f"rbench did not exit within {BOUND_S:.0f}s of {sig.name}: {_hung(slow_run)}")
     stderr = slow_run["stderr"].read_text()
     assert returncode == code, stderr
     assert "stored results are intact" in stderr
