@@ -9,7 +9,9 @@ in one process and on the same working tree, the best of ``--repeat`` passes of:
 * ``os_walk``: a bare ``os.walk`` listing every file, no rules (the floor);
 * ``git``: ``git ls-files --cached --others --exclude-standard`` (git's C walk
   and matcher, plus its process start);
-* ``walker``: ``walk_kept`` with the tree's ``.gitignore`` files;
+* ``walker``: ``walk_kept`` with the tree's ``.gitignore`` files, cold (the
+  process's memo of ignore verdicts emptied before each pass) and warm (the
+  memo kept, as a sweep's later snapshots of the same tree find it);
 * ``walker_py_only``: ``walk_kept`` with the SWE-bench whitelist
   ``ignore: ['*', '!*.py', '!*/']`` (every folder re-included, so every
   pattern is tried on every entry).
@@ -38,6 +40,7 @@ from perf_common import write_result  # sibling module: the scripts run standalo
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from retrieval_bench import files  # noqa: E402
 from retrieval_bench.files import IgnoreRules, walk_kept  # noqa: E402
 
 RESULT = REPO / "benchmarks" / "perf" / "results" / "walker.json"
@@ -67,7 +70,9 @@ def git_kept(root: Path) -> set[str]:
     return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
-def walker(root: Path, extra: tuple[str, ...] = ()) -> set[str]:
+def walker(root: Path, extra: tuple[str, ...] = (), cold: bool = True) -> set[str]:
+    if cold:
+        files._VERDICTS.clear()  # the process-wide memo of verdicts (files.py)
     return set(walk_kept(root, IgnoreRules(root, extra)))
 
 
@@ -88,6 +93,7 @@ def main() -> None:
         t_os, n_all = best_of(args.repeat, lambda: os_walk(root))
         t_git, by_git = best_of(args.repeat, lambda: git_kept(root))
         t_walk, by_walker = best_of(args.repeat, lambda: walker(root))
+        t_warm, _ = best_of(args.repeat, lambda: walker(root, cold=False))
         t_py, py_only = best_of(args.repeat, lambda: walker(root, WHITELIST))
     assert isinstance(by_git, set) and isinstance(by_walker, set) and isinstance(py_only, set)
     # the walker always drops .git/ and a few other names git never lists anyway
@@ -101,9 +107,16 @@ def main() -> None:
         "kept_with_py_whitelist": len(py_only),
         "py_files_kept_by_git": sum(p.endswith(".py") for p in by_git),
         "disagreements": differ[:20],
-        "seconds": {"os_walk": t_os, "git": t_git, "walker": t_walk, "walker_py_only": t_py},
+        "seconds": {
+            "os_walk": t_os,
+            "git": t_git,
+            "walker": t_walk,
+            "walker_warm": t_warm,
+            "walker_py_only": t_py,
+        },  # fmt: skip
         "ratio_walker_vs_git": t_walk / t_git,
         "ratio_walker_vs_os_walk": t_walk / t_os,
+        "ratio_walker_warm_vs_git": t_warm / t_git,
         "ratio_walker_py_only_vs_git": t_py / t_git,
     }
     write_result(RESULT, result)
@@ -113,7 +126,8 @@ def main() -> None:
         f"(git's .py files: {result['py_files_kept_by_git']})\n"
         f"best of {args.repeat}: os.walk {t_os * 1e3:.1f} ms, git {t_git * 1e3:.1f} ms, "
         f"walker {t_walk * 1e3:.1f} ms ({t_walk / t_git:.2f}x git, {t_walk / t_os:.2f}x "
-        f"os.walk), walker with the .py whitelist {t_py * 1e3:.1f} ms ({t_py / t_git:.2f}x git)"
+        f"os.walk; warm memo {t_warm * 1e3:.1f} ms), walker with the .py whitelist "
+        f"{t_py * 1e3:.1f} ms ({t_py / t_git:.2f}x git)"
     )
 
 
