@@ -117,16 +117,19 @@ def _run(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
     # every few seconds); --json keeps quiet. Starting the local model shows as well.
     with ProgressReporter(enabled=not args.json) as reporter:
         llm = factory.make_llm(LLMSpec(base_url=args.base_url, model=args.model), ws)
-        run = run_use_case(
-            uc,
-            llm,
-            store,
-            only=args.prompt,
-            baseline=args.baseline,
-            alpha=args.alpha,
-            record=not args.no_record,
-            reporter=reporter,
-        )
+        try:
+            run = run_use_case(
+                uc,
+                llm,
+                store,
+                only=args.prompt,
+                baseline=args.baseline,
+                alpha=args.alpha,
+                record=not args.no_record,
+                reporter=reporter,
+            )
+        finally:  # a local server this command started on demand stops with it
+            factory.release_server(llm)
     print(json.dumps(run_to_json(run)) if args.json else format_run(uc, run))
     worse = [c for c in run.comparisons.values() if c.verdict == "worse" and c.significant]
     if args.gate and worse:

@@ -35,7 +35,10 @@ LLMProvider = Callable[[], Any]
 _STATIC = {"app.css": "text/css", "app.js": "text/javascript"}
 
 
-def _default_llm(ws: Workspace) -> LLMProvider:
+def _default_llm(ws: Workspace) -> tuple[LLMProvider, Callable[[], None]]:
+    """The workspace's local model, made on the first prompt run, and how to let go
+    of it: a server started on demand for the lab stops when ``rbench serve`` ends
+    (unless the user started it with ``rbench llm start``)."""
     made: list[Any] = []
 
     def provide() -> Any:
@@ -46,7 +49,13 @@ def _default_llm(ws: Workspace) -> LLMProvider:
             made.append(make_llm(LLMSpec(), ws))
         return made[0]
 
-    return provide
+    def release() -> None:
+        if made:
+            from retrieval_bench.llm.factory import release_server
+
+            release_server(made.pop())
+
+    return provide, release
 
 
 def _static() -> APIRouter:
@@ -68,7 +77,8 @@ def create_app(
 ) -> FastAPI:
     """The app over one workspace; ``llm`` (a zero-argument provider) overrides the
     default local model for prompt runs; ``guard`` holds the token and the host
-    served (default: 127.0.0.1 and a fresh random token), kept as ``app.state.guard``."""
+    served (default: 127.0.0.1 and a fresh random token), kept as ``app.state.guard``
+    (the model provider as ``app.state.llm``)."""
     app = FastAPI(title="rbench", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")  # fmt: skip
     app.state.guard = guard or Guard.new()
@@ -79,5 +89,9 @@ def create_app(
     app.include_router(compare.router(ws))
     app.include_router(sweeps.router(ws))
     app.include_router(lab.router(ws))
-    app.include_router(api.router(ws, llm or _default_llm(ws), JobRegistry()))
+    if llm is None:
+        llm, release = _default_llm(ws)
+        app.router.add_event_handler("shutdown", release)
+    app.state.llm = llm
+    app.include_router(api.router(ws, llm, JobRegistry()))
     return app

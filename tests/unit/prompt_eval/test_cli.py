@@ -100,3 +100,31 @@ def test_prompt_edits_in_history(ws: list[str], tmp_path: Path, capsys: Any) -> 
     assert main([*ws, "prompts", "history", "code_questions", "--edits", "--prompt", "plain"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split()[3] for ln in lines[2:]] == ["1", "2"]
+
+
+class _Hold:
+    """Records how often the command let go of the local server it held."""
+
+    def __init__(self) -> None:
+        self.released = 0
+
+    def release(self, keep: bool = False) -> bool:
+        self.released += 1
+        return True
+
+
+def test_run_lets_go_of_the_local_server_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """A model server ``prompts run`` started on demand stops with the command
+    (``make_llm``'s hold released, as ``rbench run`` does), also when it fails."""
+    llm = ScriptedLLM(script)
+    hold = _Hold()
+    llm.server_hold = hold  # type: ignore[attr-defined]
+    monkeypatch.setattr(factory, "make_llm", lambda *_a, **_k: llm)
+    ws = ["--workspace", str(tmp_path / "ws")]
+    assert main([*ws, "prompts", "run", "code_questions"]) == EXIT_OK
+    assert hold.released == 1
+    assert main([*ws, "prompts", "run", "code_questions", "--prompt", "nope"]) != EXIT_OK
+    capsys.readouterr()
+    assert hold.released == 2
