@@ -108,6 +108,8 @@ class SerialExecutor(Executor):
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 _ABORT_WAIT_S = 5.0
+_POLL_S = 0.5
+"""How often a waiting parent wakes to run signal handlers (Ctrl-C, SIGTERM)."""
 
 
 def _die_with_parent(parent: int) -> None:
@@ -147,7 +149,10 @@ class ProcessExecutor(Executor):
         }
         try:
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                # a bounded wait, again and again: a signal the kernel delivers to
+                # another thread of this process does not wake a main thread blocked
+                # in a lock, so Ctrl-C/SIGTERM would wait for the next finished task
+                done, _ = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
                 for fut in done:
                     index = pending.pop(fut)
                     try:
@@ -251,7 +256,7 @@ class RayExecutor(Executor):
         self._pending = pending  # what abort() cancels
         try:
             while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
                 for ref in ready:
                     index = pending.pop(ref)
                     try:
