@@ -27,17 +27,9 @@ from retrieval_bench.cli.common import (
     EXIT_OK,
 )
 from retrieval_bench.cli.parser import build_parser
-from retrieval_bench.cli.signals import (
-    EXIT_TERMINATED,
-    Terminated,
-    end_process_soon,
-    sigterm_as_interrupt,
-)
+from retrieval_bench.cli.signals import EXIT_TERMINATED, Terminated, sigterm_as_interrupt
 from retrieval_bench.errors import ConfigError, DatasetError, RBenchError, SnapshotError
 from retrieval_bench.store.db import CorruptDBError, RunInProgressError, UnknownRunError
-
-EXIT_INTERRUPTED = 130
-"""The shell's code of a program that Ctrl-C (SIGINT) ended."""
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_CLOSED_PIPE", "EXIT_FAILED", "EXIT_OK", "build_parser", "main"]
 
@@ -49,14 +41,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     when the reader of its stdout has gone (``rbench runs | head -1``)."""
     try:
         try:
-            code = _run(argv)
+            return _run(argv)
         finally:
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
     except BrokenPipeError:
         return _closed_pipe()
-    if argv is None and code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
-        end_process_soon(code)  # the command line's own process: never hang at exit
-    return code
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -85,7 +74,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("rbench: interrupted; stored results are intact", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return 130
 
 
 def _closed_pipe() -> int:

@@ -11,13 +11,10 @@ stopped) handles it too — and a second SIGTERM ends the process at once.
 
 from __future__ import annotations
 
-import os
 import signal
-import sys
 import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from types import FrameType
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -46,25 +43,3 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
-
-
-EXIT_GRACE_S = 10.0
-"""How long an interrupted command's process may take to end after its cleanup."""
-
-
-def end_process_soon(code: int, grace_s: float = EXIT_GRACE_S) -> None:
-    """After an interrupted command has cleaned up (run marked, pool stopped, server
-    released), make sure the process ends: a Ctrl-C that lands inside the standard
-    library's process-pool bookkeeping can leave its manager thread blocked, and
-    the interpreter joins that thread at exit forever. A daemon thread ends the
-    process with ``code`` if it is still alive ``grace_s`` seconds later (a normal
-    exit kills the daemon first). Only for the command-line process itself."""
-
-    def _end() -> None:
-        time.sleep(grace_s)
-        for stream in (sys.stdout, sys.stderr):
-            with suppress(OSError, ValueError):
-                stream.flush()
-        os._exit(code)
-
-    threading.Thread(target=_end, name="rbench-exit", daemon=True).start()

@@ -149,9 +149,9 @@ class ProcessExecutor(Executor):
         }
         try:
             while pending:
-                # a bounded wait, again and again: a signal the kernel delivers to
-                # another thread of this process does not wake a main thread blocked
-                # in a lock, so Ctrl-C/SIGTERM would wait for the next finished task
+                # a bounded wait, again and again: the main thread returns to Python
+                # every _POLL_S, so a Ctrl-C/SIGTERM handler runs promptly even when
+                # the kernel delivered the signal to another thread of the process
                 done, _ = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
                 for fut in done:
                     index = pending.pop(fut)

@@ -142,7 +142,7 @@ def _start(run: dict[str, Any]) -> tuple[subprocess.Popen[str], list[int]]:
     env.pop("RBENCH_HOME", None)
     with run["stderr"].open("w") as stderr:
         run["proc"] = proc = subprocess.Popen(
-            [sys.executable, "-m", "retrieval_bench.cli", "--workspace", str(run["home"]),
+            [sys.executable, "-c", _DEFAULT_SIGINT_THEN_RBENCH, "--workspace", str(run["home"]),
              "run", str(run["config"]), "--jobs", "2"],
             cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
         )  # fmt: skip
@@ -151,6 +151,16 @@ def _start(run: dict[str, Any]) -> tuple[subprocess.Popen[str], list[int]]:
     )
     _until(lambda: len(list(run["pids"].iterdir())) >= 2, "both workers are in a task", run)
     return proc, workers
+
+
+_DEFAULT_SIGINT_THEN_RBENCH = (
+    "import os, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'retrieval_bench.cli', *sys.argv[1:]])\n"
+)
+"""``rbench`` (same pid, via exec) with SIGINT back to its default: a pytest started
+as a background job of a non-interactive shell ignores SIGINT, its children inherit
+that, and Python then never raises KeyboardInterrupt (as the shell intended)."""
 
 
 def _hung(run: dict[str, Any]) -> str:

@@ -42,17 +42,3 @@ def test_python_dash_m_runs_the_cli() -> None:
         [sys.executable, "-m", CLI, "--help"], capture_output=True, text=True, check=True
     )
     assert out.stdout.startswith("usage: rbench")
-
-
-def test_an_interrupted_command_line_process_ends_even_if_a_thread_blocks_exit() -> None:
-    """``end_process_soon``: a non-daemon thread that never ends (as a process pool's
-    manager thread blocked by a Ctrl-C can) would keep the interpreter from exiting;
-    the CLI's own process ends with its code anyway (bounded wait: not a timing claim)."""
-    script = (
-        "import threading\n"
-        "from retrieval_bench.cli.signals import end_process_soon\n"
-        "threading.Thread(target=threading.Event().wait).start()\n"
-        "end_process_soon(130, grace_s=0.2)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], timeout=120, check=False)
-    assert proc.returncode == 130
