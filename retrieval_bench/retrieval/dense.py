@@ -32,9 +32,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lancedb
 import numpy as np
 
 from retrieval_bench.corpus import Corpus
@@ -46,12 +45,22 @@ from retrieval_bench.index.embed import (
     SentenceTransformerEmbedder,
 )
 from retrieval_bench.index.embedders import make_embedder, query_windows, token_budget
-from retrieval_bench.index.store import CodebaseIndex, vectors_of
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.linear_adapter import LinearAdapter, load_adapter
 from retrieval_bench.types import Run
 from retrieval_bench.workspace import Workspace
+
+if TYPE_CHECKING:  # the LanceDB index module imports LanceDB and pyarrow (0.9 s)
+    from retrieval_bench.index.store import CodebaseIndex
+
+
+def _vectors_of(table: Any) -> np.ndarray:
+    """:func:`retrieval_bench.index.store.vectors_of`, imported when first needed."""
+    from retrieval_bench.index.store import vectors_of
+
+    return vectors_of(table)
+
 
 _QUERY_BLOCK = 256  # queries scored per matrix product, bounding memory at m × n floats
 
@@ -243,13 +252,18 @@ def _vectors_under(uri: str | Path, embedder_name: str) -> tuple[list[str], np.n
             manifest = json.loads(path.read_text(encoding="utf-8"))
             if manifest.get("embedder", {}).get("name") != embedder_name:
                 continue
-            db = lancedb.connect(str(folder)) if db is None else db
+            if (
+                db is None
+            ):  # LanceDB (0.9 s to import) only here: a run without dense never loads it
+                import lancedb
+
+                db = lancedb.connect(str(folder))
             data = db.open_table(str(manifest["table"])).to_arrow().select(["id", "vector"])
         except (OSError, ValueError, KeyError, AttributeError, RuntimeError):
             # an unreadable or half-written manifest, a damaged table (LanceDB's
             # RuntimeError, index/damage.py): skip it, never fail the run
             continue
         ids.extend(data.column("id").to_pylist())
-        parts.append(vectors_of(data))
+        parts.append(_vectors_of(data))
     matrix = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
     return ids, matrix

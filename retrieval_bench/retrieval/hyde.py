@@ -33,19 +33,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_bench.chunking.languages import language_for_path
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import Embedder
-from retrieval_bench.index.store import CodebaseIndex
 from retrieval_bench.llm.base import LLM, Completion, chat_request
 from retrieval_bench.llm.prompt_files import read_prompt_text
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.types import Chunk, Run
+
+if TYPE_CHECKING:  # LanceDB's index module: imported only by runs that build one
+    from retrieval_bench.index.store import CodebaseIndex
 
 RUNGS = ("plain", "language", "tree")
 PROMPTS_PACKAGE = "retrieval_bench.retrieval"

@@ -34,7 +34,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from retrieval_bench.metrics.stats.inputs import (
     FloatArray,
@@ -156,6 +155,8 @@ def _bca_levels(
     share = below / (2.0 * thetas.size)
     if share <= 0.0 or share >= 1.0:
         return None
+    from scipy import special  # on first use: 0.2 s to import
+
     z0 = float(special.ndtri(share))
     jack = jackknife_values(x, statistic, row_statistic)
     influence = jack.mean() - jack

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from retrieval_bench.metrics.stats.inputs import Values, paired_differences
 from retrieval_bench.metrics.stats.ranks import average_ranks, snap_ties
@@ -39,6 +38,8 @@ def hedges_gz(a: Values, b: Values) -> float:
     if d.size < 3:
         raise ValueError(f"hedges_gz needs at least 3 pairs (got {d.size})")
     df = d.size - 1
+    from scipy import special  # on first use: 0.2 s to import
+
     correction = math.exp(special.gammaln(df / 2) - special.gammaln((df - 1) / 2))
     return cohens_dz(a, b) * correction / math.sqrt(df / 2)
 

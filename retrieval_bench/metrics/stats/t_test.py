@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from retrieval_bench.metrics.stats.inputs import Values, check_alternative, paired_differences
 from retrieval_bench.metrics.stats.results import TestResult
@@ -42,6 +41,8 @@ def paired_t_test(a: Values, b: Values, *, alternative: str = "two-sided") -> Te
 
 def t_p_value(statistic: float, df: int, alternative: str) -> float:
     """Tail probability of Student's t with ``df`` degrees of freedom."""
+    from scipy import stats as scipy_stats  # on first use: 0.5 s to import
+
     distribution = scipy_stats.t(df)
     if alternative == "less":
         return float(distribution.cdf(statistic))

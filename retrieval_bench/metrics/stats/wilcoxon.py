@@ -46,7 +46,6 @@ import math
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats as scipy_stats
 
 from retrieval_bench.metrics.stats.inputs import (
     FloatArray,
@@ -179,6 +178,8 @@ def _normal_p_value(
     if correction:
         direction = {"greater": 1.0, "less": -1.0}.get(alternative, float(np.sign(z)))
         z -= direction * 0.5 / se
+    from scipy import stats as scipy_stats  # on first use: 0.5 s to import
+
     if alternative == "less":
         return float(scipy_stats.norm.cdf(z))
     if alternative == "greater":
