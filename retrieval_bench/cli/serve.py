@@ -62,8 +62,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     ws = workspace(args)
     if not ws.root.is_dir():
+        what = "is not a folder" if ws.root.exists() else "does not exist"
         raise ConfigError(
-            f"workspace {ws.root} does not exist; pass --workspace DIR (or set RBENCH_HOME) "
+            f"workspace {ws.root} {what}; pass --workspace DIR (or set RBENCH_HOME) "
             "to a workspace that `rbench run` wrote, or create the folder to start an empty one"
         )
     if not 0 <= args.port <= 65535:

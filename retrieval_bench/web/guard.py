@@ -77,15 +77,22 @@ def url_host(host: str) -> str:
 
 
 def _split_host(header: str) -> tuple[str, str]:
-    """A ``Host`` header → (name, port); the port is ``""`` when absent."""
+    """A ``Host`` header → (name, port); the port is ``""`` when absent, and the
+    name is ``""`` when the header is malformed (``localhost:1@evil``,
+    ``[::1]junk``): a port is digits only."""
     value = header.strip().lower()
     if value.startswith("["):
         name, _, rest = value[1:].partition("]")
-        return name, rest[1:] if rest.startswith(":") else ""
-    if value.count(":") == 1:
+        if rest and not rest.startswith(":"):
+            return "", ""
+        port = rest[1:]
+    elif value.count(":") == 1:
         name, _, port = value.partition(":")
-        return name, port
-    return value, ""
+    else:
+        name, port = value, ""
+    if port and not port.isdigit():
+        return "", ""
+    return name, port
 
 
 def cookie_name(host_header: str) -> str:
@@ -113,9 +120,9 @@ class Guard:
 
     def host_allowed(self, header: str) -> bool:
         """Does a ``Host`` header name this server (see the module docstring)?"""
-        if _bare(self.host) in _WILDCARDS:
-            return True
         name = _split_host(header)[0]
+        if _bare(self.host) in _WILDCARDS:
+            return bool(name) or not header.strip()
         return bool(name) and (name in _LOOPBACK_NAMES or name == _bare(self.host))
 
     def token_ok(self, given: str | None) -> bool:
@@ -191,7 +198,9 @@ def _login(conn: HTTPConnection, token: str) -> Response:
     """``?token=`` was right: the cookie, and back to the address without the token."""
     query = conn.url.remove_query_params("token").query
     raw = conn.scope.get("raw_path") or conn.url.path.encode()
-    target = raw.decode("latin-1") + (f"?{query}" if query else "")
+    # one leading slash: ``//evil.example/`` would be a link to another site
+    path = "/" + raw.decode("latin-1").lstrip("/\\")
+    target = path + (f"?{query}" if query else "")
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(cookie_name(conn.headers.get("host", "")), token, path="/",
                         httponly=False, samesite="strict")  # fmt: skip

@@ -6,7 +6,7 @@ to its drill-down.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.errors import ConfigError
@@ -15,6 +15,8 @@ from retrieval_bench.web.html import count, esc, link, num, sort_header, table_w
 from retrieval_bench.web.rundata import href, query_href, run_href
 
 __all__ = ["cell", "query_table"]
+
+_NOT_RUN = " <span class='warn not-run'>(not run: its snapshot failed; a miss)</span>"
 
 
 def _query_columns(k: int, per_query: Mapping[str, Mapping[str, float]]) -> list[str]:
@@ -42,9 +44,12 @@ def query_table(
     per_query: Mapping[str, Mapping[str, float]],
     sort: str | None,
     order: str | None,
+    not_run: Collection[str] = (),
 ) -> str:
     """The per-query table of ``stage`` sorted by ``sort`` in ``order`` (asc/desc);
-    a ConfigError for a column the table does not have."""
+    a ConfigError for a column the table does not have. A question in ``not_run``
+    (its snapshot failed: a miss, 0 in every column) says so beside its text, as
+    its ``failed`` column (a stage that raised on it) stays 0."""
     texts = {str(q["query_id"]): str(q.get("query", "")) for q in queries}
     ids = list(dict.fromkeys([*texts, *per_query]))
     if not ids:
@@ -74,7 +79,7 @@ def query_table(
         return sort_header(col, target, (order or "asc") if col == sort else None)
 
     rows = [
-        [link(query_href(run_id, q), q), esc(texts.get(q, ""))]
+        [link(query_href(run_id, q), q), esc(texts.get(q, "")) + (_NOT_RUN if q in not_run else "")]
         + [cell(m, per_query.get(q, {}).get(m)) for m in metrics]
         for q in ids
     ]

@@ -125,6 +125,12 @@ def _failed_line(run: RunRecord) -> str:
     return f"<p class='warn' id='failed-questions'>{esc(note)}</p>" if note else ""
 
 
+def _not_run(run: RunRecord) -> set[str]:
+    """The ids of the run's questions that could not be run."""
+    questions = stored_failures(run.provenance)
+    return set(questions[1]) if questions is not None else set()
+
+
 def _stage_parents(db: ResultsDB, run_id: str, tbl: Mapping[str, Any]) -> dict[str, str | None]:
     """Stage → parent in pipeline order (stages with metrics only, without the answers)."""
     infos = {s.stage: s.parent for s in db.stages(run_id)}
@@ -176,7 +182,7 @@ def run_page(
         body += ["<h2>Answers</h2>", table(list(ans), cells, "num")]
     body += [
         f"<h2 id='queries-title'>Queries: metrics of {esc(chosen)}</h2>",
-        query_table(run_id, chosen, k, queries, per_query, sort, order),
+        query_table(run_id, chosen, k, queries, per_query, sort, order, _not_run(run)),
     ]
     return page(f"Run {run_id}", "".join(body), crumbs)
 

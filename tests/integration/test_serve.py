@@ -139,6 +139,11 @@ def test_a_foreign_host_is_a_400(served: Served) -> None:
                       headers={"Host": "evil.example", "X-RBench-Token": served.token})  # fmt: skip
         assert post.status_code == 400
         assert c.get("/", headers={"Host": f"localhost:{served.port}"}).status_code == 200
+        # a loopback name with a port that is not one: 400 (was 200, and 500 at login)
+        for host in ("localhost:1@evil.example", "127.0.0.1:x"):
+            assert c.get("/", headers={"Host": host}).status_code == 400, host
+            login = c.get(f"/?token={served.token}", headers={"Host": host})
+            assert login.status_code == 400, host
 
 
 def test_swagger_is_off_and_the_schema_is_local(served: Served) -> None:
@@ -182,3 +187,6 @@ def test_a_missing_workspace_is_one_line(tmp_path: Path) -> None:
     port = str(_free_port())
     line = _one_line_error(rbench("--workspace", "nope", "serve", "--port", port, cwd=tmp_path))
     assert str(tmp_path / "nope") in line and "does not exist" in line
+    (tmp_path / "afile").write_text("", encoding="utf-8")  # it exists: not "does not exist"
+    line = _one_line_error(rbench("--workspace", "afile", "serve", "--port", port, cwd=tmp_path))
+    assert str(tmp_path / "afile") in line and "is not a folder" in line

@@ -12,6 +12,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")  # FastAPI's TestClient needs it
 
 from fastapi.testclient import TestClient  # noqa: E402
+from starlette.requests import HTTPConnection  # noqa: E402
 
 from retrieval_bench.prompt_eval.errors import UnknownUseCaseError  # noqa: E402
 from retrieval_bench.prompt_eval.usecase import registered_use_case  # noqa: E402
@@ -87,6 +88,30 @@ def test_a_foreign_host_is_refused_and_loopback_names_are_not(tmp_path: Path) ->
         assert resp.status_code == 400, host
     for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000", "LOCALHOST"):
         assert c.get("/prompts", headers={"Host": host}).status_code == 200, host
+
+
+def test_a_malformed_host_is_a_400_not_a_crash(tmp_path: Path) -> None:
+    # the port was not checked: ``localhost:1@evil`` was served (200), and with
+    # ``?token=`` its cookie name ``rbench-token-1@evil`` was a 500 (CookieError)
+    for host in ("127.0.0.1", "0.0.0.0"):
+        c = client(tmp_path, host=host)
+        for bad in ("localhost:1@evil", "localhost:abc", "[::1]junk", "[::1]:80x"):
+            assert c.get("/prompts", headers={"Host": bad}).status_code == 400, (host, bad)
+            login = c.get(f"/prompts?token={TOKEN}", headers={"Host": bad})
+            assert login.status_code == 400, (host, bad)
+
+
+def test_login_never_redirects_to_another_site() -> None:
+    # ``GET //evil.example/?token=…`` redirected to ``//evil.example/`` (another
+    # site); the path is sent raw here, as curl sends it (a client would join it)
+    guard = Guard.new("127.0.0.1", TOKEN)
+    for path in ("//evil.example/", "/\\evil.example/"):
+        scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
+                 "query_string": f"token={TOKEN}".encode(), "root_path": "",
+                 "headers": [(b"host", b"127.0.0.1:8000")]}  # fmt: skip
+        resp = guard.check(HTTPConnection(scope))
+        assert resp is not None and resp.status_code == 303, path
+        assert resp.headers["location"] == "/evil.example/", path
 
 
 def test_off_loopback_every_request_needs_the_token(tmp_path: Path) -> None:

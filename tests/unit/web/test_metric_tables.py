@@ -6,6 +6,8 @@ F1 at the token budget, seconds, the span-level table, and one number format
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +82,23 @@ def test_runs_list_shows_the_best_acc_at_k(client: TestClient, bench_ws: Bench) 
         best = max(table, key=lambda s: table[s]["Acc@5"])
         row = next(r for r in runs.rows if r[0] == run_id)
         assert row[runs.header.index(column)] == f"{table[best]['Acc@5']:.3f} ({best}, k=5)"
+
+
+def test_a_question_that_could_not_be_run_says_so_in_the_query_table(
+    bench_ws: Bench, tmp_path: Path
+) -> None:
+    """Its row read like any 0-scoring question, ``failed`` 0 included (that column
+    counts a stage raising), while the line above said ``1 of … questions failed``."""
+    ws, both, _ = bench_ws
+    shutil.copytree(ws.root, tmp_path / "home")
+    copy = Workspace(tmp_path / "home")
+    with ResultsDB(copy.db_path) as db:
+        prov = dict(db.get_run(both).provenance)
+        ids = sorted(db.query_metrics(both, "rrf"))
+        prov["question_counts"] = {"all": {"total": len(ids), "failed": {ids[0]: "no commit"}}}
+        db.update_provenance(both, prov)
+    page = web_client(create_app(copy)).get(f"/runs/{both}").text
+    queries = tables(page)["queries"]
+    question = dict(zip(queries.column("query"), queries.column("question"), strict=True))
+    assert question[ids[0]].endswith("(not run: its snapshot failed; a miss)")
+    assert not any("not run" in question[q] for q in ids[1:])
