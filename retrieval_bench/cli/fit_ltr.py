@@ -28,7 +28,7 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
         write_model,
     )
 
-    check_model_path(Path(args.out))
+    check_model_path(args.out)  # as typed: a trailing / names a folder
     results = workspace(args).results_dir
     run_dirs = []
     for run_id in args.run_ids:

@@ -144,8 +144,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     db = ResultsDB(workspace(args).db_path)
     run = db.get_run(args.run_id)
-    table = db.stage_table(run.id, args.subset)
-    questions = stored_failures(run.provenance, args.subset)
+    subset = _stored_subset(db, run, args.subset)
+    table = db.stage_table(run.id, subset)
+    questions = stored_failures(run.provenance, subset)
     total, failed = questions if questions is not None else (None, {})
     if args.json:
         view = decode(table)
@@ -166,11 +167,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         if k != table_k and any(f"Lost@{k}" in row for row in table.values()):
             cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
         title += f" k={k}"
-        table, paired_k_note = _paired_at_k(db, run, table, k, args.subset)
+        table, paired_k_note = _paired_at_k(db, run, table, k, subset)
     answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
     shown = [s for s in order if s in table]
     paired = run.config.get("kind") != "eval"  # the paired columns, when the run stored them
     rendered = format_table(table, cols, shown, title, args.format, paired=paired)
+    note = failed_note(failed, total or 0)
+    if note and args.format == "markdown":  # a report: it says so below its table (as run's)
+        rendered, note = f"{rendered}\n\n{note}", None
     if args.out:
         Path(args.out).write_text(rendered + "\n", encoding="utf-8")
         print(f"wrote the {args.format} table of run {run.id} to {args.out}", file=sys.stderr)
@@ -178,7 +182,6 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(rendered)
     # the rest is for a reader: with csv/markdown or --out, stdout is the table alone
     notes = sys.stdout if args.format == "text" and not args.out else sys.stderr
-    note = failed_note(failed, total or 0)
     if note:
         print(note, file=notes)
     if paired_k_note:
@@ -191,10 +194,26 @@ def cmd_show(args: argparse.Namespace) -> int:
     loads = loads_line({key[5:]: v for key, v in run.timings.items() if key.startswith("load:")})
     if loads:
         print(f"\n{loads}", file=notes)
-    others = [s for s in db.subsets(run.id) if s != args.subset]
+    others = [s for s in db.subsets(run.id) if s != subset]
     if others:
         print(f"\nother subsets: {', '.join(others)}", file=notes)
     return EXIT_OK
+
+
+def _stored_subset(db: ResultsDB, run: RunRecord, subset: str) -> str:
+    """The stored subset ``rbench show --subset`` names: ``subset`` itself, ``all`` for
+    ``dataset=NAME`` of a run over that one dataset (only ``all`` is stored, and it is
+    that dataset's table), or a one-line :class:`ConfigError` naming the run's subsets
+    (as ``rbench compare`` does) instead of an empty table."""
+    stored = db.subsets(run.id)
+    if subset in stored or (subset == "all" and not stored):
+        return subset
+    names = [d.get("name") for d in run.config.get("datasets") or [] if isinstance(d, dict)]
+    if len(names) == 1 and subset == f"dataset={names[0]}" and "all" in stored:
+        return "all"
+    raise ConfigError(
+        f"run {run.id} has no subset {subset!r}; its subsets: {', '.join(stored) or 'none'}"
+    )
 
 
 def _paired_at_k(

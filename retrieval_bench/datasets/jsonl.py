@@ -278,11 +278,27 @@ def check_gold(examples: Iterable[Example], existing_paths: set[str]) -> dict[st
     return missing
 
 
-def missing_gold_reasons(missing: dict[str, list[str]], skipped: dict[str, str]) -> dict[str, str]:
+IGNORED_GOLD = "left out by an ignore rule or include:"
+"""The reason of a missing gold file the snapshot has but the walk left out (a
+``.gitignore``/``.rbenchignore`` line, the dataset's ``ignore:``, or not matched by
+its ``include:``)."""
+
+
+def missing_gold_reasons(
+    missing: dict[str, list[str]], skipped: dict[str, str], root: Path | None = None
+) -> dict[str, str]:
     """Why each missing gold file is missing: the walker's skip reason (too large,
-    binary, unreadable, ...) when it saw the file, else ``not in the snapshot``."""
-    return {
-        path: skipped.get(path, "not in the snapshot")
-        for paths in missing.values()
-        for path in paths
-    }
+    binary, unreadable, ...) when it saw the file; :data:`IGNORED_GOLD` when the
+    snapshot ``root`` has the file but an ignore rule or ``include:`` left it out;
+    else ``not in the snapshot``."""
+
+    def why(path: str) -> str:
+        if path in skipped:
+            return skipped[path]
+        rel = os.path.normpath(path)
+        inside = not os.path.isabs(rel) and rel != ".." and not rel.startswith(".." + os.sep)
+        if root is not None and inside and (root / rel).is_file():
+            return IGNORED_GOLD
+        return "not in the snapshot"
+
+    return {path: why(path) for paths in missing.values() for path in paths}

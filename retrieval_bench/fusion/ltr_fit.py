@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -309,13 +310,15 @@ def describe(model: LTRModel) -> str:
     return "\n".join(lines)
 
 
-def check_model_path(path: Path) -> None:
-    """A :class:`ConfigError` when ``path`` cannot be the model file (a folder): checked
-    before the fitting, so that a typo costs no work."""
-    if path.is_dir():
+def check_model_path(path: str | Path) -> None:
+    """A :class:`ConfigError` when ``path`` cannot be the model file (a folder, or as
+    given on the command line a name ending in ``/``, which ``Path`` would drop and
+    then write a file of the folder's name): checked before the fitting, so that a
+    typo costs no work."""
+    if Path(path).is_dir() or str(path).endswith(("/", os.sep)):
         raise ConfigError(
             f"fit-ltr: --out {path} is a folder: name the model file to write "
-            f"(e.g. {path / 'ltr.json'})"
+            f"(e.g. {Path(path) / 'ltr.json'})"
         )
 
 

@@ -385,7 +385,7 @@ def prepare_snapshot(
         codebase_index=codebase_index,
         timings=timings,
         train_examples=train,
-        missing_reasons=missing_gold_reasons(missing, corpus.skipped),
+        missing_reasons=missing_gold_reasons(missing, corpus.skipped, corpus.root),
         chunk_stats=stats.as_dict() if not with_vectors and chunk_cache_enabled() else {},
         remapped_gold=remapped,
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from retrieval_bench.cli import EXIT_OK, main
+from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_OK, main
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.workspace import Workspace
 from tests.unit.datasets.gitrepo import GitRepo, needs_git
@@ -128,6 +128,31 @@ def test_every_table_says_which_questions_failed(
     assert "mean per query 0.667 · pooled 2/3 = 0.667 · lost here 0" in page
     drill = client.get(f"/runs/{run_id}/queries/q-missing").text
     assert "not run: repository org/proj" in drill and "counts as a miss" in drill
+
+
+def test_show_markdown_report_and_subsets_say_which_questions_failed(
+    ran: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A markdown report (``--out`` or stdout) carries the failed line below its table,
+    as ``rbench run --format markdown`` does; ``--subset dataset=NAME`` of a one-dataset
+    run is its table (not an empty one); a subset the run lacks is exit 2, as compare."""
+    home, run_id = str(ran["home"]), ran["run_id"]
+    report = tmp_path / "report.md"
+    _main(capsys, "--workspace", home, "show", run_id, "--format", "markdown", "--out",
+          str(report))  # fmt: skip
+    assert "\n1 of 3 questions failed: repository org/proj" in report.read_text()
+    out, _ = _main(capsys, "--workspace", home, "show", run_id, "--format", "markdown")
+    assert "\n1 of 3 questions failed: " in out
+    out, _ = _main(capsys, "--workspace", home, "show", run_id, "--subset", "dataset=proj")
+    assert "history [dataset=proj]" in out and "\nbm25 " in out and "1 of 3 questions failed" in out
+    shown = json.loads(_main(capsys, "--workspace", home, "show", run_id, "--subset",
+                             "dataset=proj", "--json")[0])  # fmt: skip
+    assert set(shown["table"]) == {"bm25", "exact", "rrf"} and shown["questions"] == 3
+    assert main(["--workspace", home, "show", run_id, "--subset", "dataset=nope"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"rbench: error: run {run_id} has no subset 'dataset=nope'; its subsets: all"
+    )
 
 
 def test_one_question_is_one_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

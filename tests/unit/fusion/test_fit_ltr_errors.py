@@ -57,6 +57,21 @@ def test_out_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert list(folder.iterdir()) == []
 
 
+def test_out_ending_in_a_slash_is_a_folder_not_a_file_of_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = _stored_run(tmp_path, "r1")
+    out = f"{tmp_path / 'models'}/"
+    args = ["--workspace", str(tmp_path / "ws"), "fit-ltr", str(run_dir),
+            "--sources", "good,noise", "--out", out, "--folds", "2"]  # fmt: skip
+    assert main(args) == EXIT_BAD_INPUT
+    assert _one_error_line(capsys) == (
+        f"rbench: error: fit-ltr: --out {out} is a folder: name the model file to write "
+        f"(e.g. {tmp_path / 'models' / 'ltr.json'})"
+    )
+    assert not (tmp_path / "models").exists()
+
+
 def test_out_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = _stored_run(tmp_path, "r1")
     blocker = tmp_path / "taken"

@@ -77,6 +77,25 @@ def test_skipped_gold_file_is_missing_gold_with_its_reason() -> None:
     }
 
 
+def test_gold_file_an_ignore_rule_left_out_says_so(tmp_path: Path) -> None:
+    """A gold file the snapshot has but ``ignore:``/``include:`` left out is not
+    reported as absent from the snapshot (the user would look for a wrong path)."""
+    from retrieval_bench.datasets.jsonl import IGNORED_GOLD, check_gold, missing_gold_reasons
+
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "build.sh").write_text("make\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    corpus = Corpus(tmp_path, [_chunk("a1", "a.py")])
+    gold = ("a.py", "scripts/build.sh", "gone.py", "../a.py", "scripts")
+    missing = check_gold([Example("q", "?", gold)], set(corpus.paths))
+    assert missing_gold_reasons(missing, corpus.skipped, corpus.root) == {
+        "scripts/build.sh": IGNORED_GOLD,
+        "gone.py": "not in the snapshot",
+        "../a.py": "not in the snapshot",
+        "scripts": "not in the snapshot",
+    }
+
+
 _PATHS = [f"f{i}.py" for i in range(6)]
 _CHUNKS = [_chunk(f"f{i}-{j}", p) for i, p in enumerate(_PATHS) for j in range(3)]
 _BIG = Corpus(Path("."), _CHUNKS)
