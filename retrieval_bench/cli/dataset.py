@@ -58,7 +58,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         for err in result.errors:
             print(f"  error: {err}", file=sys.stderr)
         jsonl.write_examples(Path(args.out), result.examples)
-        print(f"wrote {len(result.examples)} examples to {args.out}")
+        print(f"wrote {_examples(len(result.examples))} to {args.out}")
         return EXIT_OK
     if args.dataset_cmd == "mine":
         from retrieval_bench.datasets import gitmine
@@ -72,7 +72,9 @@ def cmd_dataset(args: argparse.Namespace) -> int:
                 f"{args.out} not written"
             )
         jsonl.write_examples(Path(args.out), mined.examples)
-        print(f"wrote {len(mined.examples)} examples to {args.out} (dropped: {dropped or 'none'})")
+        print(
+            f"wrote {_examples(len(mined.examples))} to {args.out} (dropped: {dropped or 'none'})"
+        )
         return EXIT_OK
     raise ConfigError(f"unknown dataset command {args.dataset_cmd!r}")
 
@@ -99,3 +101,8 @@ def _nothing_valid(source: str, errors: Sequence[RowError]) -> str:
         f"{source} has no valid rows: all {len(errors)} are invalid (first: {errors[0]}); "
         "nothing written"
     )
+
+
+def _examples(n: int) -> str:
+    """``1 example``, ``2 examples``."""
+    return f"{n} example" if n == 1 else f"{n} examples"

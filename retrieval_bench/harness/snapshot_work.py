@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -153,6 +154,13 @@ def release_llm(llm_provider: LazyLLM | None, cfg: BenchmarkConfig) -> None:
     from retrieval_bench.llm.factory import release_server
 
     release_server(llm_provider.made, keep=cfg.llm.keep_server)
+    held = getattr(llm_provider.made, "server_hold", None)
+    if cfg.llm.keep_server and held is not None and held.state.on_demand:
+        print(
+            f"kept the local model server at {held.state.base_url} running "
+            "(llm.keep_server / --keep-llm-server): stop it with `rbench llm stop`",
+            file=sys.stderr,
+        )
 
 
 def run_stages(

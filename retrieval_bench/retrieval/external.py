@@ -248,7 +248,8 @@ class ExternalRun(Retriever):
     def _read(self) -> tuple[Rankings, list[str]]:
         """The rankings by dataset id, and the repeated rows or files (ignored)."""
         if not self.path.is_file():
-            raise ExternalRunError(f"external run {self.path}: no such file")
+            what = "a folder, not a file" if self.path.is_dir() else "no such file"
+            raise ExternalRunError(f"external run {self.path}: {what}")
         dups: list[str] = []
         try:
             reader = read_jsonl if self.format == "jsonl" else read_trec

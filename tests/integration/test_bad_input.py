@@ -288,7 +288,7 @@ def test_import_swebench_says_what_is_wrong_with_a_row(
     src = write_jsonl(tmp_path / "swe.jsonl", rows)
     assert main(["dataset", "import-swebench", str(src), str(tmp_path / "q.jsonl")]) == EXIT_OK
     out, err = capsys.readouterr()
-    assert out.strip() == f"wrote 1 examples to {tmp_path / 'q.jsonl'}"
+    assert out.strip() == f"wrote 1 example to {tmp_path / 'q.jsonl'}"
     assert err.splitlines() == [
         "  error: line 2: instance 'p-2': patch is not a string (got int)",
         "  error: line 3: instance 'p-3': patch is not a unified diff (no ---/+++ file headers)",

@@ -103,11 +103,17 @@ def test_a_server_the_run_started_is_stopped_when_it_ends(
     assert LocalServer(Workspace(home)).state() is None
 
 
-def test_keep_llm_server_keeps_it(home: Path, tmp_path: Path) -> None:
+def test_keep_llm_server_keeps_it(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _run(home, _llm_config(tmp_path), "--keep-llm-server")
     running = LocalServer(Workspace(home)).running()
     assert running is not None and running.base_url == _run_llm_url(home)
     assert _servers_on(running.base_url) == [running.pid]
+    assert (  # the run says so, and how to stop it
+        f"kept the local model server at {running.base_url} running "
+        "(llm.keep_server / --keep-llm-server): stop it with `rbench llm stop`"
+    ) in capsys.readouterr().err.splitlines()
 
 
 def test_a_server_the_user_started_is_kept(

@@ -183,6 +183,8 @@ def test_malformed_files_fail_with_one_line(
 def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     with pytest.raises(ExternalRunError, match="no such file"):
         _stage(tmp_path / "absent.trec")
+    with pytest.raises(ExternalRunError, match="a folder, not a file"):
+        _stage(tmp_path)
     binary = tmp_path / "bin.trec"
     binary.write_bytes(b"\xff\xfe\x00garbage\n")
     with pytest.raises(ExternalRunError, match="not UTF-8 text"):
