@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 def cmd_dataset(args: argparse.Namespace) -> int:
     from retrieval_bench.datasets import jsonl
+    from retrieval_bench.harness.report import count_noun
 
     if args.dataset_cmd == "inspect":
         loaded = jsonl.load_examples(Path(args.file))
@@ -58,7 +59,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         for err in result.errors:
             print(f"  error: {err}", file=sys.stderr)
         jsonl.write_examples(Path(args.out), result.examples)
-        print(f"wrote {_examples(len(result.examples))} to {args.out}")
+        print(f"wrote {count_noun(len(result.examples), 'example')} to {args.out}")
         return EXIT_OK
     if args.dataset_cmd == "mine":
         from retrieval_bench.datasets import gitmine
@@ -72,9 +73,8 @@ def cmd_dataset(args: argparse.Namespace) -> int:
                 f"{args.out} not written"
             )
         jsonl.write_examples(Path(args.out), mined.examples)
-        print(
-            f"wrote {_examples(len(mined.examples))} to {args.out} (dropped: {dropped or 'none'})"
-        )
+        wrote = count_noun(len(mined.examples), "example")
+        print(f"wrote {wrote} to {args.out} (dropped: {dropped or 'none'})")
         return EXIT_OK
     raise ConfigError(f"unknown dataset command {args.dataset_cmd!r}")
 
@@ -101,8 +101,3 @@ def _nothing_valid(source: str, errors: Sequence[RowError]) -> str:
         f"{source} has no valid rows: all {len(errors)} are invalid (first: {errors[0]}); "
         "nothing written"
     )
-
-
-def _examples(n: int) -> str:
-    """``1 example``, ``2 examples``."""
-    return f"{n} example" if n == 1 else f"{n} examples"
