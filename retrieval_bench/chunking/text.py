@@ -30,8 +30,35 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+_LINE_MEMO_LIMIT = 2_000_000
+"""Distinct lines whose token count the process keeps, per tokenizer, before it
+starts afresh (about 200 MB at the most)."""
+_LINE_COUNTS: dict[str, dict[str, int]] = {}
+
+
+def line_token_counts(lines: Sequence[str], tokenizer: Tokenizer) -> list[int]:
+    """The token count of every line, each distinct line tokenised once per process.
+
+    Exact because no token crosses a newline (module doc): a file's count is the sum
+    of its lines' counts however the file changed. Snapshots of one repository's
+    history mostly repeat lines, so a changed file costs the tokenizer only its new
+    lines; the new lines of one call are tokenised as one batch
+    (:meth:`~retrieval_bench.chunking.tokenizer.Tokenizer.count_batch`).
+    """
+    memo = _LINE_COUNTS.setdefault(tokenizer.name, {})
+    new = [line for line in dict.fromkeys(lines) if line not in memo]
+    if new:
+        if len(memo) + len(new) > _LINE_MEMO_LIMIT:
+            memo.clear()
+            new = list(dict.fromkeys(lines))
+        memo.update(zip(new, tokenizer.count_batch(new), strict=True))
+    return [memo[line] for line in lines]
+
+
 class LineText:
-    """A file's text with line offsets and per-line token counts."""
+    """A file's text with line offsets and per-line token counts (the counts from
+    :func:`line_token_counts`; the token offsets, which only the window chunkers
+    need, are computed on first use)."""
 
     def __init__(self, text: str, tokenizer: Tokenizer):
         self.text = text
@@ -41,15 +68,16 @@ class LineText:
         if len(self.lines) > 1:
             starts[1:] = np.cumsum([len(line) + 1 for line in self.lines[:-1]])
         self.line_starts = starts
-        self.offsets = tokenizer.offsets(text)
-        if self.offsets:
-            token_starts = np.fromiter((s for s, _ in self.offsets), dtype=np.int64)
-            rows = np.searchsorted(starts, token_starts, side="right") - 1
-            per_line = np.bincount(rows, minlength=len(self.lines))
-        else:
-            per_line = np.zeros(len(self.lines), dtype=np.int64)
-        self.line_tokens: list[int] = per_line.tolist()
-        self._cum = np.concatenate(([0], np.cumsum(per_line))).tolist()
+        self.line_tokens: list[int] = line_token_counts(self.lines, tokenizer)
+        self._cum = np.concatenate(([0], np.cumsum(self.line_tokens, dtype=np.int64))).tolist()
+        self._offsets: list[tuple[int, int]] | None = None
+
+    @property
+    def offsets(self) -> list[tuple[int, int]]:
+        """``(start, end)`` character offsets of every token of the text."""
+        if self._offsets is None:
+            self._offsets = self.tokenizer.offsets(self.text)
+        return self._offsets
 
     @property
     def n_lines(self) -> int:
@@ -57,7 +85,7 @@ class LineText:
 
     @property
     def total_tokens(self) -> int:
-        return len(self.offsets)
+        return int(self._cum[-1])
 
     def tokens(self, first: int, last: int) -> int:
         """Tokens in rows ``first..last`` (0-based, inclusive)."""

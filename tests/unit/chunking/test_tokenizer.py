@@ -131,3 +131,38 @@ def test_token_windows_reject_bad_parameters() -> None:
         token_windows("a", [(0, 1)], 0)
     with pytest.raises(ValueError):
         token_windows("a", [(0, 1)], 2, 2)
+
+
+@pytest.mark.parametrize("name", [WORDPIECE, REGEX_CODE])
+def test_line_counts_equal_the_whole_texts_tokens(name: str) -> None:
+    """LineText counts line by line through the process memo; each line's count is
+    the number of the whole text's tokens that start on it, and a line seen before
+    is not tokenised again."""
+    from retrieval_bench.chunking import text as text_module
+
+    tok = get_tokenizer(name)
+    for text in TEXTS:
+        doc = LineText(text, tok)
+        starts = doc.line_starts.tolist()
+        expected = [0] * doc.n_lines
+        for start, _ in tok.offsets(text):
+            expected[max(i for i, s in enumerate(starts) if s <= start)] += 1
+        assert doc.line_tokens == expected
+        assert doc.total_tokens == len(doc.offsets) == tok.count(text)
+
+    class Counting:
+        name = "counting-" + tok.name
+
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def count_batch(self, texts: list[str]) -> list[int]:
+            self.seen.extend(texts)
+            return tok.count_batch(texts)
+
+    counting = Counting()
+    first = text_module.line_token_counts(["a b", "c", "a b"], counting)  # type: ignore[arg-type]
+    again = text_module.line_token_counts(["c", "d e f", "a b"], counting)  # type: ignore[arg-type]
+    assert first == [tok.count("a b"), tok.count("c"), tok.count("a b")]
+    assert again == [tok.count("c"), tok.count("d e f"), tok.count("a b")]
+    assert counting.seen == ["a b", "c", "d e f"]
