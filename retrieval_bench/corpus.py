@@ -8,11 +8,15 @@ can be fused and scored against the same gold.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from retrieval_bench.types import Chunk
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -34,6 +38,29 @@ class Corpus:
         for path, cs in self._by_path.items():
             cs.sort(key=lambda c: (c.start_line, c.end_line))
             self._starts[path] = [c.start_line for c in cs]
+        self._derived: dict[Hashable, Any] = {}
+        self._derived_lock = threading.Lock()
+
+    def derived(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """``make()``, computed once per corpus and ``key``: what several stages build
+        alike from the same chunks (one BM25 index for every ``bm25``-family stage
+        with the same analyser and parameters, docs/architecture.md#caches). It lives
+        and dies with this corpus object; a pickled corpus leaves it behind."""
+        with self._derived_lock:
+            if key not in self._derived:
+                self._derived[key] = make()
+            value: _T = self._derived[key]
+            return value
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_derived"], state["_derived_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._derived = {}
+        self._derived_lock = threading.Lock()
 
     @property
     def paths(self) -> list[str]:

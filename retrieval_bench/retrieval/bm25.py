@@ -194,9 +194,37 @@ class BM25Retriever(Retriever):
 
     def index(self, corpus: Corpus, codebase_index: object = None) -> None:
         """Tokenise every chunk and build the ``bm25s`` index (in memory); each distinct
-        text is tokenised once per process (:mod:`~retrieval_bench.retrieval.bm25_index`)."""
+        text is tokenised once per process (:mod:`~retrieval_bench.retrieval.bm25_index`),
+        and stages that index the same corpus with the same analyser and parameters
+        share one index (:meth:`~retrieval_bench.corpus.Corpus.derived`): only their
+        queries differ."""
+        key = self.index_key()
+        if key is None:
+            self._index_chunks(corpus)
+            return
+        built = corpus.derived(key, lambda: self._index_chunks(corpus))
+        self._chunk_ids, self._vocab, self._model, self._docs_of_path = built
+        self._reader = IssueReader(self._docs_of_path) if self.query == "issue" else None
+
+    def index_key(self) -> tuple[Any, ...] | None:
+        """What the chunk index depends on besides the corpus, or None when the
+        tokenizer cannot be keyed (a tokenizer object of the caller's)."""
+        if memo_for(self.tokenizer) is None:
+            return None
+        tok = self.tokenizer
+        return (
+            "bm25-chunks",
+            (tok.stopwords, tok.min_len, tok.keep_identifier, tok.digits),
+            self.k1, self.b, self.method, self.idf_method, self.delta,
+            self.include_path, self.dtype,
+        )  # fmt: skip
+
+    def _index_chunks(
+        self, corpus: Corpus
+    ) -> tuple[list[str], dict[str, int], bm25s.BM25 | None, dict[str, list[int]]]:
         chunks = corpus.chunks
         self.index_texts([c.id for c in chunks], [c.text for c in chunks], [c.path for c in chunks])
+        return self._chunk_ids, self._vocab, self._model, self._docs_of_path
 
     def index_texts(self, doc_ids: list[str], texts: list[str], paths: list[str]) -> None:
         """Index documents given as text and file path (a chunk, or a whole file for

@@ -8,9 +8,10 @@ table for the *contain* relation (file → the names it defines).
 
 Every ``.py`` file of the corpus is parsed once with :mod:`ast` (text from the
 working tree, its chunks joined when the tree is gone; a file that does not
-parse is skipped and listed in :attr:`CodeGraphIndex.unparsed`; parsed files
-are remembered by content, :func:`cached_facts`, so the snapshots of one
-repository's history reuse them). Per file:
+parse is skipped and listed in :attr:`CodeGraphIndex.unparsed`; facts are
+remembered by content, per file and per top-level block,
+:mod:`~retrieval_bench.retrieval.code_facts`, so a snapshot of one repository's
+history parses only the blocks no earlier snapshot had). Per file:
 
 * **definitions** — every ``def``/``async def``/``class`` name (any depth, so
   methods count) and every module-level assignment target (``NAME = ...``,
@@ -52,49 +53,20 @@ object.
 
 from __future__ import annotations
 
-import ast
-import builtins
-import hashlib
 import math
-import warnings
 import weakref
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrieval_bench.corpus import Corpus
+from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef, cached_facts
 from retrieval_bench.retrieval.file_bm25 import file_text
 
 MAX_AMBIGUOUS = 3
 """A module or re-export resolving to more files than this resolves to none."""
 MAX_HOPS = 3
 """Re-export hops followed to the file that defines an imported name."""
-FACTS_CACHE_SIZE = 5_000
-"""Parsed files remembered per process, by content (:func:`cached_facts`)."""
-_BUILTINS = frozenset(dir(builtins))
-
-
-@dataclass(frozen=True)
-class ImportRef:
-    """One imported binding: ``level`` dots, ``module`` (may be ""), the imported
-    ``name`` (None for ``import module``), and the local ``alias`` it binds."""
-
-    level: int
-    module: str
-    name: str | None
-    alias: str
-
-
-@dataclass
-class FileFacts:
-    """What :func:`parse_facts` reads from one Python file."""
-
-    defines: set[str] = field(default_factory=set)
-    imports: list[ImportRef] = field(default_factory=list)
-    uses: set[str] = field(default_factory=set)
-    module_attrs: set[tuple[str, str]] = field(default_factory=set)
-    """(local name, attribute) for every ``local.attribute`` read."""
 
 
 @dataclass
@@ -112,87 +84,6 @@ class Edges:
         others = [f for f in files if f != source]
         for f in others:
             out[f] = max(out.get(f, 0.0), 1.0 / len(others))
-
-
-def _assigned(targets: Iterable[ast.expr]) -> Iterator[str]:
-    for t in targets:
-        if isinstance(t, ast.Name):
-            yield t.id
-        elif isinstance(t, ast.Tuple | ast.List):
-            yield from _assigned(t.elts)
-
-
-def _module_level(body: list[ast.stmt]) -> Iterator[str]:
-    """Names assigned at module level, also inside module-level if/try/with."""
-    for stmt in body:
-        if isinstance(stmt, ast.Assign):
-            yield from _assigned(stmt.targets)
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            yield stmt.target.id
-        elif isinstance(stmt, ast.If | ast.With | ast.AsyncWith):
-            yield from _module_level(stmt.body)
-            yield from _module_level(getattr(stmt, "orelse", []))
-        elif isinstance(stmt, ast.Try):
-            for part in (stmt.body, stmt.orelse, stmt.finalbody):
-                yield from _module_level(part)
-            for handler in stmt.handlers:
-                yield from _module_level(handler.body)
-
-
-def parse_facts(source: str) -> FileFacts | None:
-    """Definitions, imports and used names of one file; None when it does not parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning on old escape sequences
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    facts = FileFacts(defines=set(_module_level(tree.body)))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            facts.defines.add(node.name)
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                facts.imports.append(
-                    ImportRef(0, a.name, None, a.asname or a.name.split(".", 1)[0])
-                )
-        elif isinstance(node, ast.ImportFrom):
-            for a in node.names:
-                facts.imports.append(
-                    ImportRef(node.level, node.module or "", a.name, a.asname or a.name)
-                )
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            facts.uses.add(node.func.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            facts.uses.add(node.attr)
-            if isinstance(node.value, ast.Name):
-                facts.module_attrs.add((node.value.id, node.attr))
-    bound = {ref.alias for ref in facts.imports}
-    facts.uses = {
-        n
-        for n in facts.uses
-        if not (n.startswith("__") or n in _BUILTINS or n in facts.defines or n in bound)
-    }
-    return facts
-
-
-_FACTS: OrderedDict[bytes, FileFacts | None] = OrderedDict()
-
-
-def cached_facts(source: str) -> FileFacts | None:
-    """:func:`parse_facts`, remembered by the text's hash for the last
-    :data:`FACTS_CACHE_SIZE` texts: the snapshots of one repository's history
-    share most of their files. Facts depend on the text alone, so snapshots never
-    mix; callers must not modify the returned object."""
-    key = hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    if key in _FACTS:
-        _FACTS.move_to_end(key)
-        return _FACTS[key]
-    facts = parse_facts(source)
-    _FACTS[key] = facts
-    while len(_FACTS) > FACTS_CACHE_SIZE:
-        _FACTS.popitem(last=False)
-    return facts
 
 
 def module_names(path: str, package_dirs: set[str]) -> tuple[str, str]:

@@ -11,13 +11,8 @@ import pytest
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.files import SourceFile
-from retrieval_bench.retrieval.code_graph_index import (
-    CodeGraphIndex,
-    cached_facts,
-    graph_index,
-    module_names,
-    parse_facts,
-)
+from retrieval_bench.retrieval.code_facts import cached_facts, parse_facts
+from retrieval_bench.retrieval.code_graph_index import CodeGraphIndex, graph_index, module_names
 from tests.unit.retrieval.conftest import window_chunks
 
 # A tiny shop: a src/ layout package, a script folder without __init__.py, a test
