@@ -34,10 +34,12 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from tree_sitter import Node, Parser
 
 from retrieval_bench.chunking.base import Chunker
+from retrieval_bench.chunking.definition_memo import definition_memo
 from retrieval_bench.chunking.languages import (
     Definition,
     LanguageSpec,
@@ -148,13 +150,24 @@ class _FileRun:
         root = self.chunker.parser_for(self.spec).parse(self.src).root_node
         last_line = self.doc.n_lines - 1
         found = _disjoint(self._scan(root.named_children, descend=False))
+        # a top-level definition of an error-free Python file is chunked by its rows'
+        # text alone: the chunks of one seen before are taken from the memo
+        memo = (
+            definition_memo(self.chunker, self.path, self.language, self.doc)
+            if self.spec.indent_blocks and not root.has_error
+            else None
+        )
         chunks: list[Chunk] = []
         row = 0
         for first, last, d in found:
             last = min(last, last_line)
             if first > row:
                 chunks += self.region(row, first - 1)
-            chunks += self._definition(d, first, last, Prefix(), None, False, 0)
+            if memo is None:
+                chunks += self._definition(d, first, last, Prefix(), None, False, 0)
+            else:
+                make = partial(self._definition, d, first, last, Prefix(), None, False, 0)
+                chunks += memo.chunks(first, last, make)
             row = last + 1
         if row <= last_line:
             chunks += self.region(row, last_line)

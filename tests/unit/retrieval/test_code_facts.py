@@ -1,0 +1,151 @@
+"""Code-graph facts per top-level block equal the facts of the whole file
+(docs/stages.md#code-structure): the block cuts, the joins of blocks that do not
+parse alone, the breadth-first order of imports, and the reuse of blocks."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import warnings
+from pathlib import Path
+
+import pytest
+
+from retrieval_bench.retrieval import code_facts
+from retrieval_bench.retrieval.code_facts import (
+    FileFacts,
+    ImportRef,
+    blockwise_facts,
+    parse_facts,
+    top_level_blocks,
+)
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def walk_facts(source: str) -> FileFacts | None:
+    """The facts as :func:`ast.walk` over the whole file finds them (the definition
+    the block-wise parse must equal)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    facts = FileFacts(defines=set(code_facts._module_level(tree.body)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            facts.defines.add(node.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                alias = a.asname or a.name.split(".", 1)[0]
+                facts.imports.append(ImportRef(0, a.name, None, alias))
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                facts.imports.append(
+                    ImportRef(node.level, node.module or "", a.name, a.asname or a.name)
+                )
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            facts.uses.add(node.func.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            facts.uses.add(node.attr)
+            if isinstance(node.value, ast.Name):
+                facts.module_attrs.add((node.value.id, node.attr))
+    bound = {r.alias for r in facts.imports}
+    facts.uses = {
+        n
+        for n in facts.uses
+        if not (n.startswith("__") or n in _BUILTINS or n in facts.defines or n in bound)
+    }
+    return facts
+
+
+TRICKY = {
+    "docstring with column-0 lines": '"""Module.\n\ndef not_code():\nimport nope\n"""\nimport os\n',
+    "closing bracket at column 0": "X = dict(\n    a=os.path.join('a'),\n)\nY = 1\n",
+    "decorators": "@one\n@two(3)\ndef f():\n    import json\n    return g()\nclass C:\n    pass\n",
+    "else/except at column 0": (
+        "try:\n    import a\nexcept ImportError:\n    a = None\nelse:\n    b = 1\n"
+        "finally:\n    c = 2\nif x:\n    pass\nelif y:\n    import z\n"
+    ),
+    "imports at several depths, across blocks": (
+        "def f():\n    from .deep import x as y\n    if q:\n        import deeper\n"
+        "import top\nclass K:\n    from . import mid\nfrom top import y\n"
+    ),
+    "backslash continuation": "x = 1 + \\\n2\nimport os\n",
+    "string spanning a cut": "s = '''\nimport fake\n'''\nt = s.upper()\n",
+    "a syntax error": "def ok():\n    pass\ndef bad(:\n    pass\nimport os\n",
+    "python 2": "print 'hello'\nimport os\n",
+    "no final newline": "import os\nos.getcwd()",
+    "blank and comments": "\n\n# c\nimport a\n\n# d\n\nb = a.c\n",
+    "empty": "",
+    "crlf": "import os\r\nx = os.sep\r\n",
+    "form feed": "import os\n\x0cdef f():\n    return os.sep\n",
+    "redefined alias": "import a as m\nimport b as m\nm.f()\ndef g():\n    import c as m\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_blockwise_facts_equal_the_whole_files(name: str) -> None:
+    source = TRICKY[name]
+    assert "".join(top_level_blocks(source)) == source
+    assert blockwise_facts(source) == walk_facts(source) == parse_facts(source)
+
+
+def test_blocks_are_cut_at_statements_only() -> None:
+    source = TRICKY["decorators"] + TRICKY["closing bracket at column 0"]
+    assert top_level_blocks(source) == [
+        "@one\n@two(3)\ndef f():\n    import json\n    return g()\n",
+        "class C:\n    pass\n",
+        "X = dict(\n    a=os.path.join('a'),\n)\n",
+        "Y = 1\n",
+    ]
+
+
+def test_imports_keep_the_breadth_first_order() -> None:
+    facts = blockwise_facts(TRICKY["imports at several depths, across blocks"])
+    assert facts is not None
+    assert [r.alias for r in facts.imports] == ["top", "y", "y", "mid", "deeper"]
+
+
+def test_only_new_blocks_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[str] = []
+    real = code_facts._parse
+
+    def counting(source: str) -> ast.Module | None:
+        parsed.append(source)
+        return real(source)
+
+    monkeypatch.setattr(code_facts, "_parse", counting)
+    monkeypatch.setattr(code_facts, "_BLOCKS", type(code_facts._BLOCKS)())
+    before = "import os\n\ndef f():\n    return os.sep\n\nclass K:\n    pass\n"
+    after = before.replace("pass", "x = os.getcwd()")
+    blockwise_facts(before)
+    parsed.clear()
+    assert blockwise_facts(after) == walk_facts(after)
+    assert parsed == ["class K:\n    x = os.getcwd()\n"]
+
+
+def test_a_file_that_does_not_parse_joins_at_most_max_joins_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed: list[str] = []
+    real = code_facts._parse
+
+    def counting(source: str) -> ast.Module | None:
+        parsed.append(source)
+        return real(source)
+
+    monkeypatch.setattr(code_facts, "_parse", counting)
+    source = "def bad(:\n" + "".join(f"x{i} = {i}\n" for i in range(100))
+    assert blockwise_facts(source) is None
+    assert len(parsed) == code_facts.MAX_JOINS + 2  # the joins, then the whole file
+
+
+def test_the_projects_own_files() -> None:
+    root = Path(code_facts.__file__).resolve().parents[1]
+    files = sorted(root.rglob("*.py"))
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert blockwise_facts(text) == walk_facts(text), path
