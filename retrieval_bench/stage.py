@@ -34,6 +34,10 @@ class Stage(ABC):
     :meth:`needs_llm_for` its parameters: the run makes a client (and starts the
     local model server) only when some configured stage says so."""
 
+    uses_facts_cache: ClassVar[bool] = False
+    """The factory takes a ``facts_cache`` keyword: the folder of the on-disk code-graph
+    facts cache (the harness passes the run's workspace's ``cache/facts``)."""
+
     uses_embedding_cache: ClassVar[bool] = False
     """The factory takes a ``cache_dir`` keyword: the folder of the content-addressed
     embedding cache. The harness passes the run's workspace's

@@ -106,6 +106,8 @@ class StageContext:
             params["llm"] = self.tracked(self.llm, spec.label)
         if kind.uses_embedding_cache and self.ws is not None and params.get("cache_dir") is None:
             params["cache_dir"] = str(self.ws.embeddings_uri)
+        if kind.uses_facts_cache and self.ws is not None:
+            params["facts_cache"] = str(self.ws.cache_dir / "facts")
         return stages.create(spec.name, **params)
 
     def finished(self, result: StageResult) -> StageResult:

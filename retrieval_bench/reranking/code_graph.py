@@ -58,6 +58,7 @@ from retrieval_bench.metrics.retrieval.scoring import file_level_run
 from retrieval_bench.registry import RERANKERS
 from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.retrieval.code_graph_index import CodeGraphIndex, graph_index
+from retrieval_bench.retrieval.facts_cache import FactsCache
 from retrieval_bench.retrieval.file_bm25 import is_test_path
 from retrieval_bench.retrieval.issue_query import IssueReader
 from retrieval_bench.types import Run
@@ -96,12 +97,15 @@ class CodeGraphReranker(Reranker):
         call_weight: weight of a call/attribute edge against an import edge (0.5).
         test_weight: multiplier of test files' scores, in [0, 1] (1 keeps them).
         name: the output run's name.
+        facts_cache: folder of the on-disk facts cache (the harness passes the run's
+            ``cache/facts``; None: facts are kept for the process only).
 
     After ``rerank``: ``artifacts`` (query id → the parents followed, the issue
     symbols defined in the snapshot, and the boosted files).
     """
 
     name = "code-graph"
+    uses_facts_cache = True
 
     def __init__(
         self,
@@ -112,6 +116,7 @@ class CodeGraphReranker(Reranker):
         call_weight: float = 0.5,
         test_weight: float = 1.0,
         name: str | None = None,
+        facts_cache: str | None = None,
     ) -> None:
         if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 0:
             raise ConfigError(f"code-graph: top_n must be an integer >= 0, not {top_n!r}")
@@ -122,6 +127,7 @@ class CodeGraphReranker(Reranker):
         self.test_weight = _weight("test_weight", test_weight, 1.0)
         if name is not None:
             self.name = name
+        self.facts_cache = facts_cache
         super().__init__()
 
     def config(self) -> dict[str, Any]:
@@ -138,7 +144,12 @@ class CodeGraphReranker(Reranker):
         """Re-score each query's input files (module doc); the best ``k`` as file ids."""
         self.artifacts = {}
         files = file_level_run(run, corpus)
-        index = graph_index(corpus)
+        store = FactsCache.in_dir(self.facts_cache) if self.facts_cache else None
+        try:
+            index = graph_index(corpus, store)
+        finally:
+            if store is not None:
+                store.close()
         reader = IssueReader(corpus.paths) if self.issue_weight > 0 else None
         out: dict[str, dict[str, float]] = {}
         for qid in run.query_ids():

@@ -31,6 +31,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 FACTS_CACHE_SIZE = 5_000
 """Parsed files remembered per process, by content (:func:`cached_facts`)."""
@@ -66,6 +67,14 @@ class FileFacts:
     uses: set[str] = field(default_factory=set)
     module_attrs: set[tuple[str, str]] = field(default_factory=set)
     """(local name, attribute) for every ``local.attribute`` read."""
+
+
+class FactsStore(Protocol):
+    """Where facts outlive the process (the on-disk facts cache)."""
+
+    def get(self, source: str) -> tuple[bool, FileFacts | None]: ...
+
+    def put(self, source: str, facts: FileFacts | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -218,12 +227,13 @@ _FACTS: OrderedDict[bytes, FileFacts | None] = OrderedDict()
 _BLOCKS: OrderedDict[bytes, _Raw | None] = OrderedDict()
 
 
-def _key(text: str) -> bytes:
+def facts_key(text: str) -> bytes:
+    """The content key of a file or block text: blake2b-128 of its UTF-8 bytes."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _block_facts(block: str) -> _Raw | None:
-    key = _key(block)
+    key = facts_key(block)
     if key in _BLOCKS:
         _BLOCKS.move_to_end(key)
         return _BLOCKS[key]
@@ -260,15 +270,20 @@ def blockwise_facts(source: str) -> FileFacts | None:
     return _file_facts(parts)
 
 
-def cached_facts(source: str) -> FileFacts | None:
+def cached_facts(source: str, store: FactsStore | None = None) -> FileFacts | None:
     """The facts of ``source`` (:func:`blockwise_facts`), remembered by the text's hash
-    for the last :data:`FACTS_CACHE_SIZE` texts. Facts depend on the text alone, so
-    snapshots never mix; callers must not modify the returned object."""
-    key = _key(source)
+    for the last :data:`FACTS_CACHE_SIZE` texts and, with ``store``, on disk
+    (:class:`~retrieval_bench.retrieval.facts_cache.FactsCache`). Facts depend on the
+    text alone, so snapshots never mix; callers must not modify the returned object."""
+    key = facts_key(source)
     if key in _FACTS:
         _FACTS.move_to_end(key)
         return _FACTS[key]
-    facts = blockwise_facts(source)
+    found, facts = store.get(source) if store is not None else (False, None)
+    if not found:
+        facts = blockwise_facts(source)
+        if store is not None:
+            store.put(source, facts)
     _FACTS[key] = facts
     while len(_FACTS) > FACTS_CACHE_SIZE:
         _FACTS.popitem(last=False)

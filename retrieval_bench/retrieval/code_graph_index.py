@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef, cached_facts
+from retrieval_bench.retrieval.code_facts import FactsStore, FileFacts, ImportRef, cached_facts
 from retrieval_bench.retrieval.file_bm25 import file_text
 
 MAX_AMBIGUOUS = 3
@@ -115,13 +115,13 @@ def package_folders(corpus: Corpus, py: Iterable[str]) -> set[str]:
 class CodeGraphIndex:
     """Definitions, imports and uses of every Python file of one corpus (module doc)."""
 
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: Corpus, store: FactsStore | None = None) -> None:
         self.paths = frozenset(corpus.paths)
         self.facts: dict[str, FileFacts] = {}
         self.unparsed: list[str] = []
         py = [p for p in corpus.paths if p.endswith(".py")]
         for path in py:
-            facts = cached_facts(file_text(corpus, path))
+            facts = cached_facts(file_text(corpus, path), store)
             if facts is None:
                 self.unparsed.append(path)
             else:
@@ -240,8 +240,9 @@ class CodeGraphIndex:
 _INDEXES: dict[int, tuple[weakref.ref[Corpus], CodeGraphIndex]] = {}
 
 
-def graph_index(corpus: Corpus) -> CodeGraphIndex:
-    """The index of ``corpus``, built once per corpus object and dropped with it.
+def graph_index(corpus: Corpus, store: FactsStore | None = None) -> CodeGraphIndex:
+    """The index of ``corpus``, built once per corpus object and dropped with it
+    (``store``: the on-disk facts cache its files' facts are read from and written to).
 
     Keyed by the corpus itself (its identity, checked through a weak reference),
     so two snapshots handled in one process never share an index, and a worker
@@ -251,7 +252,7 @@ def graph_index(corpus: Corpus) -> CodeGraphIndex:
     hit = _INDEXES.get(key)
     if hit is not None and hit[0]() is corpus:
         return hit[1]
-    index = CodeGraphIndex(corpus)
+    index = CodeGraphIndex(corpus, store)
     _INDEXES[key] = (weakref.ref(corpus), index)
     weakref.finalize(corpus, _INDEXES.pop, key, None)
     return index

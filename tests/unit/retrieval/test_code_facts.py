@@ -149,3 +149,25 @@ def test_the_projects_own_files() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert blockwise_facts(text) == walk_facts(text), path
+
+
+def test_the_on_disk_cache_gives_back_what_was_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrieval_bench.retrieval.facts_cache import FactsCache
+
+    sources = [*TRICKY.values(), Path(code_facts.__file__).read_text(encoding="utf-8")]
+    cache = FactsCache.in_dir(tmp_path)
+    assert cache is not None
+    for source in sources:
+        assert code_facts.cached_facts(source + "\n# one", cache) == walk_facts(source + "\n# one")
+    cache.close()
+    monkeypatch.setattr(code_facts, "_FACTS", type(code_facts._FACTS)())  # a new process
+    monkeypatch.setattr(code_facts, "blockwise_facts", lambda s: pytest.fail("parsed again"))
+    again = FactsCache.in_dir(tmp_path)
+    assert again is not None
+    for source in sources:
+        assert code_facts.cached_facts(source + "\n# one", again) == walk_facts(source + "\n# one")
+    again.close()
+    monkeypatch.setenv("RBENCH_CHUNK_CACHE", "0")
+    assert FactsCache.in_dir(tmp_path) is None
