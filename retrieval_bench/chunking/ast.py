@@ -22,10 +22,9 @@ For each file:
    line-aligned windows (kind ``window``, symbol kept); a single line longer
    than the budget is cut into token windows.
 
-Files in other languages get line-aligned windows of the same budget. Syntax
-errors never raise: tree-sitter parses around them (ERROR nodes) and any
-unexpected failure falls back to windows. Every non-blank line of a file is
-in at least one chunk.
+Files in other languages get line-aligned windows of the same budget. Syntax errors
+never raise: tree-sitter parses around them (ERROR nodes), any unexpected failure
+falls back to windows. Every non-blank line of a file is in at least one chunk.
 """
 
 from __future__ import annotations
@@ -150,24 +149,17 @@ class _FileRun:
         root = self.chunker.parser_for(self.spec).parse(self.src).root_node
         last_line = self.doc.n_lines - 1
         found = _disjoint(self._scan(root.named_children, descend=False))
-        # a top-level definition of an error-free Python file is chunked by its rows'
-        # text alone: the chunks of one seen before are taken from the memo
-        memo = (
-            definition_memo(self.chunker, self.path, self.language, self.doc)
-            if self.spec.indent_blocks and not root.has_error
-            else None
-        )
+        # top-level definitions of an error-free Python file: from the memo when seen
+        ok = self.spec.indent_blocks and not root.has_error
+        memo = definition_memo(self.chunker, self.path, self.language, self.doc) if ok else None
         chunks: list[Chunk] = []
         row = 0
         for first, last, d in found:
             last = min(last, last_line)
             if first > row:
                 chunks += self.region(row, first - 1)
-            if memo is None:
-                chunks += self._definition(d, first, last, Prefix(), None, False, 0)
-            else:
-                make = partial(self._definition, d, first, last, Prefix(), None, False, 0)
-                chunks += memo.chunks(first, last, make)
+            make = partial(self._definition, d, first, last, Prefix(), None, False, 0)
+            chunks += make() if memo is None else memo.chunks(first, last, make)
             row = last + 1
         if row <= last_line:
             chunks += self.region(row, last_line)
@@ -382,11 +374,8 @@ class _FileRun:
 
 
 def _is_docstring(node: Node) -> bool:
-    return (
-        node.type == "expression_statement"
-        and node.named_child_count == 1
-        and node.named_children[0].type == "string"
-    )
+    only = node.named_children[0].type if node.named_child_count == 1 else None
+    return node.type == "expression_statement" and only == "string"
 
 
 def _disjoint(found: list[Found]) -> list[Found]:
