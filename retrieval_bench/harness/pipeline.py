@@ -95,7 +95,7 @@ def make_chunker(name: str = "ast", **params: Any) -> Chunker:
 def needs_vectors(specs: Sequence[StageSpec]) -> bool:
     """Whether some retriever of ``specs`` declares ``uses_vector_index`` (so the
     snapshot is indexed with embeddings and the index handed to it)."""
-    return any(RETRIEVERS.type_of(s.name).uses_vector_index for s in specs)
+    return any(RETRIEVERS.type_of(s.name).uses_vector_index_for(s.params()) for s in specs)
 
 
 def index_name(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.stage import Stage, untrained_default
@@ -41,6 +41,13 @@ class Retriever(Stage):
     uses_vector_index: ClassVar[bool] = False
     trainable: ClassVar[bool] = False
     _index_stats: dict[str, int] | None = None
+
+    @classmethod
+    def uses_vector_index_for(cls, params: Mapping[str, Any]) -> bool:
+        """Whether the retriever configured with ``params`` reads the LanceDB index's
+        vectors (so a single-snapshot dataset builds one); default
+        :attr:`uses_vector_index` (``dense`` with an ONNX backend does not)."""
+        return cls.uses_vector_index
 
     @property
     def index_stats(self) -> dict[str, int]:

@@ -62,6 +62,27 @@ def _vectors_of(table: Any) -> np.ndarray:
     return vectors_of(table)
 
 
+def _onnx_embedder(
+    model: str | None,
+    model_path: str | None,
+    backend: str,
+    cache_dir: str | None,
+    threads: int | None,
+) -> Embedder:
+    """The ONNX Runtime embedder of a sentence-transformers model (the packaged
+    MiniLM, or ``model_path``), exported into the workspace's ``cache/models``."""
+    from retrieval_bench.index.embed import DEFAULT_MODEL_NAME, default_model_path
+    from retrieval_bench.index.embedders import MODEL_ALIASES
+    from retrieval_bench.index.onnx_backend import OnnxEmbedder
+
+    if model is not None and MODEL_ALIASES.get(model.strip()) != DEFAULT_MODEL_NAME:
+        raise ConfigError(f"dense: backend {backend!r} runs sentence-transformers models only")
+    path = Path(model_path) if model_path else default_model_path()
+    name = DEFAULT_MODEL_NAME if not model_path else path.name
+    cache = Path(cache_dir).parent if cache_dir else Workspace.default().cache_dir
+    return OnnxEmbedder(path, cache / "models", backend=backend, name=name, threads=threads)
+
+
 _QUERY_BLOCK = 256  # queries scored per matrix product, bounding memory at m × n floats
 
 
@@ -86,6 +107,7 @@ class DenseRetriever(Retriever):
         model: str | None = None,
         query_mode: str = "truncate",
         query_pool: str = "max",
+        backend: str = "torch",
     ):
         """``embedder`` overrides the model (tests, other backends); ``model`` names
         one (``minilm``, the default, or ``e5-small``; :mod:`~retrieval_bench.index.embedders`);
@@ -95,13 +117,19 @@ class DenseRetriever(Retriever):
 
         ``query_mode``: ``truncate`` embeds a query cut to the model's length;
         ``chunked`` embeds it in windows of whole lines that each fit and scores a
-        chunk by the ``query_pool`` (``max`` or ``mean``) of its window similarities."""
+        chunk by the ``query_pool`` (``max`` or ``mean``) of its window similarities.
+
+        ``backend``: ``torch`` (sentence-transformers), or ``onnx``/``onnx-int8`` (ONNX
+        Runtime on an export of the same weights, :mod:`~retrieval_bench.index.onnx_backend`;
+        sentence-transformers models only), whose vectors are cached apart."""
         super().__init__()
         if query_mode not in ("truncate", "chunked") or query_pool not in ("max", "mean"):
             raise ConfigError(
                 f"dense: query_mode {query_mode!r} / query_pool {query_pool!r}: "
                 "choose truncate|chunked and max|mean"
             )
+        if embedder is None and backend != "torch":
+            embedder = _onnx_embedder(model, model_path, backend, cache_dir, threads)
         if embedder is None and model is not None:
             if model_path is not None:
                 raise ConfigError("dense: give model (a named embedder) or model_path, not both")
@@ -123,6 +151,11 @@ class DenseRetriever(Retriever):
         """Learned query adapter applied by :meth:`transform_queries` (None: identity)."""
         if adapter:
             self.adapter = load_adapter(adapter, self.embedder.name)
+
+    @classmethod
+    def uses_vector_index_for(cls, params: Mapping[str, Any]) -> bool:
+        """An ONNX backend's vectors are not the LanceDB index's (PyTorch's)."""
+        return params.get("backend", "torch") == "torch"
 
     @property
     def cached_embedder(self) -> CachedEmbedder:

@@ -1,0 +1,186 @@
+"""ONNX Runtime backend for the sentence-transformers embedders (docs/stages.md#dense).
+
+A dense retriever with ``backend: onnx`` (or ``onnx-int8``) embeds with ONNX
+Runtime on the CPU instead of PyTorch. The model is exported offline from the
+packaged weights — no hub, no download — once per model folder, into
+``<cache>/models/`` (built aside and renamed into place, so an interrupted export
+is never used): ``torch.onnx.export`` of the transformer (inputs ``input_ids``,
+``attention_mask``, ``token_type_ids``; output the last hidden state), and for
+``onnx-int8`` ONNX Runtime's dynamic quantization of that graph (int8 weights with
+one scale per output channel, activations quantized per batch at run time).
+
+Inference does what the sentence-transformers pipeline of all-MiniLM-L6-v2 does
+(``modules.json``: Transformer → mean Pooling → Normalize): the model's own
+``tokenizer.json`` (``[CLS] … [SEP]``, truncated to ``max_seq_length`` word
+pieces), the token vectors averaged, and the mean L2-normalised — one text per
+run, so there is no padding and a vector never depends on its batch. Vectors are keyed in the
+embedding cache by model *and* backend (``all-MiniLM-L6-v2@onnx-int8``), so the
+backends never share vectors; ``benchmarks/perf/onnx_vs_torch.py`` measures the
+speed and the agreement with PyTorch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.index.runtime import resolve_threads
+from retrieval_bench.loads import timed_load
+
+BACKENDS = ("torch", "onnx", "onnx-int8")
+_FORMAT = 2  # bump when the export changes
+_EXPORT_LOCK = threading.Lock()
+
+
+def _model_digest(model_path: Path) -> str:
+    """What the export depends on: the weights and configuration files' names, sizes
+    and first bytes' hash (a packaged model is never edited in place)."""
+    digest = hashlib.sha256(f"v{_FORMAT}".encode())
+    for name in ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json"):
+        path = model_path / name
+        if path.is_file():
+            with open(path, "rb") as f:
+                head = f.read(1 << 20)
+            digest.update(f"{name}:{path.stat().st_size}:".encode() + head)
+    return digest.hexdigest()[:12]
+
+
+def export_dir(model_path: Path, models_dir: Path) -> Path:
+    """The folder of ``model_path``'s ONNX export under ``models_dir``."""
+    return models_dir / f"{model_path.name}-onnx-{_model_digest(model_path)}"
+
+
+def _export(model_path: Path, new: Path) -> None:
+    """The transformer of ``model_path`` as ``model.onnx`` and ``model-int8.onnx`` in
+    the new folder ``new``."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModel
+
+    new.mkdir(parents=True)
+    bert = AutoModel.from_pretrained(str(model_path)).eval().requires_grad_(False)
+
+    class Encoder(torch.nn.Module):
+        """The transformer with positional inputs and its last hidden state out."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            out = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=types)
+            return out.last_hidden_state
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    example = (
+        torch.ones((2, 8), dtype=torch.int64),
+        torch.ones((2, 8), dtype=torch.int64),
+        torch.zeros((2, 8), dtype=torch.int64),
+    )
+    axes = {0: "batch", 1: "tokens"}
+    with torch.no_grad():
+        torch.onnx.export(
+            Encoder().eval(),
+            example,
+            str(new / "model.onnx"),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes={**{k: axes for k in names}, "last_hidden_state": axes},
+            opset_version=17,
+            dynamo=False,
+        )
+    # per-channel int8 weights: per-tensor scales lose too much (cosine to PyTorch
+    # 0.87 at worst on code chunks, against 0.98 per channel; onnx_vs_torch.py)
+    quantize_dynamic(
+        new / "model.onnx", new / "model-int8.onnx", weight_type=QuantType.QInt8, per_channel=True
+    )
+
+
+def exported_model(model_path: Path, models_dir: Path, quantized: bool) -> Path:
+    """The ONNX file of ``model_path`` (exported on first use)."""
+    from retrieval_bench.snapshot_build import build_aside
+
+    dest = export_dir(model_path, models_dir)
+    with _EXPORT_LOCK:
+        if not (dest / "model-int8.onnx").is_file():
+            with timed_load("onnx export"):
+                build_aside(dest, lambda new: _export(model_path, new))
+    return dest / ("model-int8.onnx" if quantized else "model.onnx")
+
+
+class OnnxEmbedder:
+    """A sentence-transformers mean-pooling model run by ONNX Runtime (module doc)."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        models_dir: str | Path,
+        *,
+        backend: str = "onnx",
+        name: str,
+        threads: int | None = None,
+    ) -> None:
+        if backend not in BACKENDS[1:]:
+            raise ConfigError(f"onnx backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        self.model_path = Path(model_path)
+        self.models_dir = Path(models_dir)
+        self.backend = backend
+        self.name = f"{name}@{backend}"
+        self.threads = resolve_threads(threads)
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._session is None:
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                path = exported_model(self.model_path, self.models_dir, self.backend == "onnx-int8")
+                with timed_load("embedding model"):
+                    options = onnxruntime.SessionOptions()
+                    if self.threads is not None:
+                        options.intra_op_num_threads = self.threads
+                    self._session = onnxruntime.InferenceSession(
+                        str(path), options, providers=["CPUExecutionProvider"]
+                    )
+                    tok = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
+                    config = json.loads((self.model_path / "sentence_bert_config.json").read_text())
+                    tok.enable_truncation(max_length=int(config.get("max_seq_length", 256)))
+                    tok.no_padding()
+                    self._tokenizer = tok
+            return self._session, self._tokenizer
+
+    @property
+    def dim(self) -> int:
+        session, _ = self._load()
+        return int(session.get_outputs()[0].shape[-1])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One text per run: no padding to compute, and a text's vector never depends
+        on the texts batched with it (int8 quantizes activations per run); on the
+        CPU this is also the fastest (onnx_vs_torch.py)."""
+        session, tok = self._load()
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, encoding in enumerate(tok.encode_batch(list(texts))):
+            ids = np.array([encoding.ids], dtype=np.int64)
+            feed = {
+                "input_ids": ids,
+                "attention_mask": np.ones_like(ids),
+                "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
+            }
+            (hidden,) = session.run(["last_hidden_state"], feed)
+            mean = hidden[0].mean(axis=0)
+            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        return out
+
+    def __repr__(self) -> str:
+        return f"OnnxEmbedder({self.name!r}, threads={self.threads})"
