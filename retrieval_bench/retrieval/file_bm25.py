@@ -45,6 +45,7 @@ from typing import Any
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.files import read_source_file
 from retrieval_bench.metrics.retrieval.file_ids import file_id
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
@@ -65,7 +66,15 @@ def is_test_path(path: str) -> bool:
 
 
 def file_text(corpus: Corpus, path: str) -> str:
-    """The text of ``path``: from the working tree, else its chunks in line order."""
+    """The text of ``path``: from the working tree, else its chunks in line order.
+
+    Read as text mode reads it (UTF-8, invalid bytes replaced, ``\r\n`` and ``\r``
+    made ``\n``), through the walker's reader, which reads a read-only file of a
+    repository tree once per process (:func:`~retrieval_bench.files.read_source_file`)."""
+    source = read_source_file(Path(corpus.root), path)
+    if source is not None:
+        text = source.text
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     try:
         return (Path(corpus.root) / path).read_text(encoding="utf-8", errors="replace")
     except OSError:
