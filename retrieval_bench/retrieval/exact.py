@@ -53,7 +53,6 @@ file) keeps what was found and records the message in :attr:`failures`.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import logging
 import math
@@ -339,8 +338,12 @@ class ExactRetriever(Retriever):
         chunk_terms: dict[str, set[str]] = {}
         chunk_lines: dict[str, set[int]] = {}
         chunk_defs: dict[str, set[str]] = {}
-        for msg in _messages(self._run_rg(qid, terms)):
-            if not isinstance(msg, dict) or msg.get("type") != "match":
+        for raw in self._run_rg(qid, terms):
+            try:
+                msg = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if msg.get("type") != "match":
                 continue
             data = msg["data"]
             path = _field_text(data.get("path")).replace(os.sep, "/").removeprefix("./")
@@ -384,16 +387,3 @@ class ExactRetriever(Retriever):
                     best = max(ids, key=lambda c: (scores.get(c, 0.0), c == ids[0]))
                     scores[best] = scores.get(best, 0.0) + self.path_weight * w * top
         return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
-
-
-def _messages(lines: list[str]) -> list[Any]:
-    """ripgrep's JSON lines parsed: as one array (one call into the C parser), else
-    line by line, skipping a line that is not JSON."""
-    try:
-        parsed: list[Any] = json.loads("[" + ",".join(lines) + "]")
-    except json.JSONDecodeError:
-        parsed = []
-        for raw in lines:
-            with contextlib.suppress(json.JSONDecodeError):
-                parsed.append(json.loads(raw))
-    return parsed

@@ -194,12 +194,3 @@ def test_missing_rg_and_bad_root(
 
 def test_registered() -> None:
     assert isinstance(registry.create("retrievers", "exact", terms="raw"), ExactRetriever)
-
-
-def test_ripgrep_lines_are_parsed_at_once_or_line_by_line() -> None:
-    from retrieval_bench.retrieval.exact import _messages
-
-    lines = ['{"type":"begin"}', '{"type":"match","data":{"x":1}}']
-    assert _messages(lines) == [{"type": "begin"}, {"type": "match", "data": {"x": 1}}]
-    assert _messages([*lines, "not json", ""]) == _messages(lines)
-    assert _messages([]) == []
