@@ -65,7 +65,7 @@ lint: install-test
 
 ## Speed and memory ratios (benchmarks/perf/results/*.json).
 bench-perf: install-test
-	for f in chunking_throughput walker_vs_git lexical_run_startup embedding_throughput update_vs_build bm25_vs_rank_bm25 metrics_vs_pytrec fuzzy_typos llm_cache rerank_concurrency text_metrics_throughput stats_vs_scipy; do $(PY) benchmarks/perf/$$f.py || exit 1; done
+	for f in chunking_throughput walker_vs_git lexical_run_startup embedding_throughput update_vs_build bm25_vs_rank_bm25 metrics_vs_pytrec fuzzy_typos llm_cache rerank_concurrency text_metrics_throughput stats_vs_scipy onnx_vs_torch vs_whole_file_bm25; do $(PY) benchmarks/perf/$$f.py || exit 1; done
 	$(PY) benchmarks/perf/summary.py
 
 ## Quality on the real devsets (downloads the sdists from PyPI once).

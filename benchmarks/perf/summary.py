@@ -70,6 +70,27 @@ HEADLINES: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             ("ratios", "randomisation: ours / scipy peak memory"),
         ),
     ],
+    "many_snapshots_sqlfluff.json": [
+        ("sqlfluff: 50 snapshots / one cold (all stages)", ("ratios", "shared_over_one_cold")),
+        (
+            "sqlfluff: an extra snapshot / one cold",
+            ("ratios", "extra_snapshot_over_one_cold"),
+        ),
+    ],
+    "vs_whole_file_bm25.json": [
+        (
+            "pipeline / whole-file bm25s, swebench-lite-dev",
+            ("workloads", "swebench-lite-dev", "summary", "ratio"),
+        ),
+        (
+            "pipeline / whole-file bm25s, 30 far-apart sqlfluff snapshots",
+            ("workloads", "sqlfluff-far", "summary", "ratio"),
+        ),
+    ],
+    "onnx_vs_torch.json": [
+        ("embedding texts/s: onnx / torch", ("throughput", "speedup_vs_torch", "onnx")),
+        ("embedding texts/s: onnx-int8 / torch", ("throughput", "speedup_vs_torch", "onnx-int8")),
+    ],
     "metrics.json": [
         ("ranking metrics time: ours / pytrec_eval", ("ratios", "ours_total / pytrec_total")),
     ],
