@@ -12,9 +12,10 @@ interleaved (torch, onnx, onnx-int8, torch, …), and the median is kept:
     agreement = cosine(backend vector, torch vector) per text: min, 1st percentile, mean
 
 ``--retrieval`` also runs ``rbench``'s dense retriever with each backend over the
-22 swebench-lite-dev questions (one stage per backend, fresh workspace, so every
-chunk is embedded by each) and reports Acc@k / MRR per backend and the Δ against
-torch (target: within ±1 point).
+swebench-lite-dev questions (``--retrieval-repo`` to take one repository's only:
+all 22 snapshots are about an hour of CPU per backend on 2 cores; one stage per
+backend, fresh workspace, so every chunk is embedded by each) and reports Acc@k /
+MRR per backend and the Δ against torch (target: within ±1 point).
 
 Usage: ``python benchmarks/perf/onnx_vs_torch.py [--texts 1000] [--repeats 3]
 [--threads N] [--retrieval]`` writes ``benchmarks/perf/results/onnx_vs_torch.json``
@@ -100,8 +101,17 @@ def _throughput(args: argparse.Namespace, models: Path) -> dict[str, Any]:
     }
 
 
-def _retrieval(tmp: Path) -> dict[str, Any]:
-    questions = SWEBENCH / "swebench-lite-dev.jsonl"
+def _retrieval(tmp: Path, repos: list[str]) -> dict[str, Any]:
+    """Dense with each backend over the swebench-lite-dev questions of ``repos`` (all
+    when empty): every chunk of their snapshots embedded by each backend."""
+    questions = tmp / "questions.jsonl"
+    rows = [json.loads(x) for x in (SWEBENCH / "swebench-lite-dev.jsonl").read_text().splitlines()]
+    rows = [
+        {**r, "snapshot": str(SWEBENCH / r["snapshot"])}
+        for r in rows
+        if not repos or r["repo"] in repos
+    ]
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = {
         "name": "onnx-vs-torch",
         "datasets": [{"name": "swebench-lite-dev", "questions": str(questions)}],
@@ -134,7 +144,9 @@ def _retrieval(tmp: Path) -> dict[str, Any]:
     table = {s: {k: statistics.fmean(v) for k, v in m.items()} for s, m in rows.items()}
     base = table["dense-torch"]
     delta = {s: {k: (v - base[k]) * 100 for k, v in m.items()} for s, m in table.items()}
-    return {"seconds": seconds, "table": table, "delta_points_vs_torch": delta}
+    n = len(rows)
+    return {"seconds": seconds, "questions": n, "repos": repos, "table": table,
+            "delta_points_vs_torch": delta}  # fmt: skip
 
 
 def _markdown(r: dict[str, Any]) -> str:
@@ -161,7 +173,8 @@ def _markdown(r: dict[str, Any]) -> str:
         ret = r["retrieval"]
         lines += [
             "",
-            f"Dense retrieval on swebench-lite-dev (22 questions; {ret['seconds']:.0f} s "
+            f"Dense retrieval on swebench-lite-dev ({ret['questions']} questions"
+            f"{' of ' + ', '.join(ret['repos']) if ret['repos'] else ''}; {ret['seconds']:.0f} s "
             "for the three stages; Δ in points against torch, target within ±1):",
             "",
             "| stage | Acc@1 | Acc@5 | Acc@10 | MRR | ΔAcc@5 | ΔMRR |",
@@ -183,6 +196,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--retrieval", action="store_true", help="also dense on swebench-lite-dev")
+    parser.add_argument(
+        "--retrieval-repo",
+        action="append",
+        default=[],
+        help="only this repository's swebench-lite-dev questions (repeatable; default all 22:"
+        " about an hour of CPU per backend pass on 2 cores)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rbench-onnx-") as tmp:
@@ -192,7 +212,7 @@ def main() -> None:
             "throughput": _throughput(args, Path(tmp) / "models"),
         }
         if args.retrieval:
-            result["retrieval"] = _retrieval(Path(tmp))
+            result["retrieval"] = _retrieval(Path(tmp), args.retrieval_repo)
     write_result(args.out, result)
     md = _markdown(json.loads(args.out.read_text()))
     args.out.with_suffix(".md").write_text(md)
