@@ -57,12 +57,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import yaml
-from perf_common import DEVSETS, write_result  # sibling module: the scripts run standalone
+from perf_common import (  # sibling module: the scripts run standalone
+    DEVSETS,
+    timed_run,
+    write_result,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "benchmarks" / "configs"
@@ -123,19 +126,11 @@ def _child(spec: dict[str, Any]) -> None:
     """One scenario in this (fresh) process; writes its measurements to spec['result']."""
     import retrieval_bench
     from retrieval_bench.config import load_parsed
-    from retrieval_bench.harness.runner import run_benchmark
-    from retrieval_bench.harness.validate import validate_stages
-    from retrieval_bench.workspace import Workspace
 
     config = WORKLOADS[spec["workload"]]["config"]
     data = _config_data(spec["workload"], spec["questions"], spec["dense"])
     cfg = load_parsed(data, config, config.parent)  # ${RBENCH_DATA_ROOT} expanded too
-    validate_stages(cfg)  # warm-up: stage modules imported, the chunker's tokenizer loaded
-    t0 = time.perf_counter()
-    result = run_benchmark(cfg, Workspace(Path(spec["workspace"])))
-    total = time.perf_counter() - t0
-    assert result.out_dir is not None
-    prov = json.loads((result.out_dir / "config.json").read_text())["provenance"]
+    total, result, prov = timed_run(cfg, Path(spec["workspace"]))
     dataset = prov["datasets"][cfg.datasets[0].name]
     out = {
         "total_s": total,

@@ -26,6 +26,24 @@ def machine() -> dict[str, Any]:
     }
 
 
+def timed_run(cfg: Any, workspace: Path) -> tuple[float, Any, dict[str, Any]]:
+    """``(seconds, result, provenance)`` of ``run_benchmark(cfg)`` in ``workspace``, the
+    stages warmed first (their modules imported, the chunker's tokenizer loaded)."""
+    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.validate import validate_stages
+    from retrieval_bench.workspace import Workspace
+
+    validate_stages(cfg)
+    t0 = time.perf_counter()
+    result = run_benchmark(cfg, Workspace(workspace))
+    total = time.perf_counter() - t0
+    assert result.out_dir is not None
+    provenance: dict[str, Any] = json.loads((result.out_dir / "config.json").read_text())[
+        "provenance"
+    ]
+    return total, result, provenance
+
+
 def write_result(path: Path, result: dict[str, Any]) -> None:
     """Write ``result`` plus machine and date as indented JSON."""
     result = {**result, "machine": machine(), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -46,7 +46,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from perf_common import DEVSETS, write_result  # sibling module: the scripts run standalone
+from perf_common import (  # sibling module: the scripts run standalone
+    DEVSETS,
+    timed_run,
+    write_result,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "benchmarks" / "configs" / "swebench-lite-dev-issue.yaml"
@@ -71,9 +75,6 @@ def _pipeline(spec: dict[str, Any]) -> dict[str, Any]:
     import yaml
 
     from retrieval_bench.config import parse_config
-    from retrieval_bench.harness.runner import run_benchmark
-    from retrieval_bench.harness.validate import validate_stages
-    from retrieval_bench.workspace import Workspace
 
     data = yaml.safe_load(CONFIG.read_text())
     dataset: dict[str, Any] = {"name": spec["workload"], "questions": spec["questions"]}
@@ -84,12 +85,7 @@ def _pipeline(spec: dict[str, Any]) -> dict[str, Any]:
     for fusion in (f for f in data["fusions"] if "model_file" in f):  # ltr: absolute path
         fusion["model_file"] = str((CONFIG.parent / fusion["model_file"]).resolve())
     cfg = parse_config(data, str(CONFIG), CONFIG.parent)
-    validate_stages(cfg)  # warm-up: stage modules imported, the chunker's tokenizer loaded
-    t0 = time.perf_counter()
-    result = run_benchmark(cfg, Workspace(Path(spec["workspace"])))
-    total = time.perf_counter() - t0
-    assert result.out_dir is not None
-    prov = json.loads((result.out_dir / "config.json").read_text())["provenance"]
+    total, result, prov = timed_run(cfg, Path(spec["workspace"]))
     ds = prov["datasets"][spec["workload"]]
     return {
         "total_s": total, "questions": ds.get("n_examples"),

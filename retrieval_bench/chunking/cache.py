@@ -154,17 +154,7 @@ class ChunkCache(SQLiteCache):
             blob = _encode(chunks)
             if blob is not None:
                 rows.append((bytes.fromhex(source.sha256), ckey, path_key(source.path), blob))
-
-        def store(conn: sqlite3.Connection) -> None:
-            try:
-                conn.executemany(_INSERT, rows)
-                conn.commit()
-            except BaseException:
-                conn.rollback()
-                raise
-
-        if rows:
-            self._guarded(store)
+        self.insert_many(_INSERT, rows)
 
     def count(self) -> int:
         return self._guarded(lambda c: int(c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]))

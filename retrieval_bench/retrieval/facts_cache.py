@@ -84,17 +84,7 @@ class FactsCache(SQLiteCache):
 
     def flush(self) -> None:
         rows, self._pending = self._pending, []
-
-        def store(conn: sqlite3.Connection) -> None:
-            try:
-                conn.executemany("INSERT OR IGNORE INTO facts (key, facts) VALUES (?, ?)", rows)
-                conn.commit()
-            except BaseException:
-                conn.rollback()
-                raise
-
-        if rows:
-            self._guarded(store)
+        self.insert_many("INSERT OR IGNORE INTO facts (key, facts) VALUES (?, ?)", rows)
 
     def close(self) -> None:
         self.flush()

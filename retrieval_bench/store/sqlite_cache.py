@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
 
@@ -68,6 +68,21 @@ class SQLiteCache:
                 recover_cache(self.path, self._opened, self.what, exc)
                 self._conn = self._connect()
                 return op(self._conn)
+
+    def insert_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """``executemany(sql, rows)`` in one transaction (rolled back on any error);
+        nothing happens for no rows."""
+
+        def store(conn: sqlite3.Connection) -> None:
+            try:
+                conn.executemany(sql, rows)
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+        if rows:
+            self._guarded(store)
 
     def close(self) -> None:
         with self._lock:
