@@ -16,7 +16,7 @@ from tests.integration.conftest import FIXTURES, REPO_ROOT
 
 HEAVY = (
     "lancedb", "pyarrow", "scipy.stats", "scipy.special", "torch",
-    "sentence_transformers", "ray", "openai",
+    "sentence_transformers", "ray", "openai", "onnxruntime", "onnx",
 )  # fmt: skip
 
 SCRIPT = """
