@@ -35,9 +35,15 @@ class Corpus:
         for c in self.chunks:
             self._by_path.setdefault(c.path, []).append(c)
         self._starts: dict[str, list[int]] = {}
+        self._reach: dict[str, list[int]] = {}
         for path, cs in self._by_path.items():
             cs.sort(key=lambda c: (c.start_line, c.end_line))
             self._starts[path] = [c.start_line for c in cs]
+            reach, furthest = [], 0  # the last line any chunk up to this one covers
+            for c in cs:
+                furthest = max(furthest, c.end_line)
+                reach.append(furthest)
+            self._reach[path] = reach
         self._derived: dict[Hashable, Any] = {}
         self._derived_lock = threading.Lock()
 
@@ -78,8 +84,16 @@ class Corpus:
         cs = self._by_path.get(path)
         if not cs:
             return []
-        hi = bisect.bisect_right(self._starts[path], line)
-        hits = [c for c in cs[:hi] if c.start_line <= line <= c.end_line]
+        reach = self._reach[path]
+        hits = []
+        # back from the last chunk starting at or before the line, while some chunk at
+        # or before it still reaches the line (``reach`` is a running maximum)
+        i = bisect.bisect_right(self._starts[path], line) - 1
+        while i >= 0 and reach[i] >= line:
+            if cs[i].end_line >= line:
+                hits.append(cs[i])
+            i -= 1
+        hits.reverse()
         hits.sort(key=lambda c: (c.end_line - c.start_line, c.start_line))
         return hits
 

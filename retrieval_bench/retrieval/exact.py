@@ -338,7 +338,10 @@ class ExactRetriever(Retriever):
         chunk_terms: dict[str, set[str]] = {}
         chunk_lines: dict[str, set[int]] = {}
         chunk_defs: dict[str, set[str]] = {}
+        terms_in: dict[str, set[str]] = {}  # a submatch's text → the terms it contains
         for raw in self._run_rg(qid, terms):
+            if '"match"' not in raw:  # begin/end/summary lines have no "match" key or value
+                continue
             try:
                 msg = json.loads(raw)
             except json.JSONDecodeError:
@@ -353,9 +356,11 @@ class ExactRetriever(Retriever):
             matched: set[str] = set()
             for sub in data.get("submatches", ()):
                 found = _field_text(sub.get("match"))
-                if insensitive:
-                    found = found.casefold()
-                matched.update(term for term, norm in normed if norm in found)
+                hit = terms_in.get(found)
+                if hit is None:
+                    text_of = found.casefold() if insensitive else found
+                    hit = terms_in[found] = {term for term, norm in normed if norm in text_of}
+                matched |= hit
             if not matched:
                 continue
             file_terms.setdefault(path, set()).update(matched)
