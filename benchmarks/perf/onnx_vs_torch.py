@@ -112,6 +112,7 @@ def _retrieval(tmp: Path, repos: list[str]) -> dict[str, Any]:
         if not repos or r["repo"] in repos
     ]
     questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    n_questions = len(rows)
     config = {
         "name": "onnx-vs-torch",
         "datasets": [{"name": "swebench-lite-dev", "questions": str(questions)}],
@@ -135,40 +136,43 @@ def _retrieval(tmp: Path, repos: list[str]) -> dict[str, Any]:
     if proc.returncode != 0:
         raise SystemExit(f"rbench run failed: {proc.stderr[-2000:]}")
     run_dir = max((ws / "results").iterdir(), key=lambda p: p.stat().st_mtime)
-    rows: dict[str, dict[str, list[float]]] = {}
+    per_stage: dict[str, dict[str, list[float]]] = {}
     for line in (run_dir / "query_metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
-        per = rows.setdefault(row["stage"], {})
+        per = per_stage.setdefault(row["stage"], {})
         for key in ("Acc@1", "Acc@5", "Acc@10", "MRR"):
             per.setdefault(key, []).append(float(row["metrics"][key]))
-    table = {s: {k: statistics.fmean(v) for k, v in m.items()} for s, m in rows.items()}
+    table = {s: {k: statistics.fmean(v) for k, v in m.items()} for s, m in per_stage.items()}
     base = table["dense-torch"]
     delta = {s: {k: (v - base[k]) * 100 for k, v in m.items()} for s, m in table.items()}
-    n = len(rows)
-    return {"seconds": seconds, "questions": n, "repos": repos, "table": table,
+    return {"seconds": seconds, "questions": n_questions, "repos": repos, "table": table,
             "delta_points_vs_torch": delta}  # fmt: skip
 
 
 def _markdown(r: dict[str, Any]) -> str:
-    t = r["throughput"]
     lines = [
-        f"# onnx_vs_torch: all-MiniLM-L6-v2, {t['texts']} code chunks "
-        f"(mean {t['mean_chars']:.0f} chars)",
+        "# onnx_vs_torch: all-MiniLM-L6-v2, ONNX Runtime against PyTorch",
         "",
         f"{r['machine']['cpus']} CPUs, load {r['machine']['load_average_1m']:.2f}; "
-        f"threads {r['threads'] or 'default'}; {r['date']}. One process, each backend "
-        f"warmed first; median of {len(t['seconds']['torch'])} interleaved passes. "
-        f"ONNX export + load: {t['export_and_load_s']:.1f} s (once per model).",
-        "",
-        "| backend | texts/s | × torch | cosine vs torch: min / p01 / mean |",
-        "|---|---|---|---|",
+        f"threads {r['threads'] or 'default'}; {r['date']}.",
     ]
-    for b in BACKENDS:
-        cos = t["cosine_vs_torch"].get(b)
-        agree = f"{cos['min']:.5f} / {cos['p01']:.5f} / {cos['mean']:.6f}" if cos else "—"
-        lines.append(
-            f"| {b} | {t['texts_per_s'][b]:.1f} | {t['speedup_vs_torch'][b]:.2f} | {agree} |"
-        )
+    t = r.get("throughput")
+    if t:
+        lines += [
+            "",
+            f"Throughput on {t['texts']} code chunks (mean {t['mean_chars']:.0f} chars), one "
+            f"process, each backend warmed first, median of {len(t['seconds']['torch'])} "
+            f"interleaved passes; ONNX export + load {t['export_and_load_s']:.1f} s (once).",
+            "",
+            "| backend | texts/s | × torch | cosine vs torch: min / p01 / mean |",
+            "|---|---|---|---|",
+        ]
+        for b in BACKENDS:
+            cos = t["cosine_vs_torch"].get(b)
+            agree = f"{cos['min']:.5f} / {cos['p01']:.5f} / {cos['mean']:.6f}" if cos else "—"
+            lines.append(
+                f"| {b} | {t['texts_per_s'][b]:.1f} | {t['speedup_vs_torch'][b]:.2f} | {agree} |"
+            )
     if r.get("retrieval"):
         ret = r["retrieval"]
         lines += [
@@ -203,14 +207,13 @@ def main() -> None:
         help="only this repository's swebench-lite-dev questions (repeatable; default all 22:"
         " about an hour of CPU per backend pass on 2 cores)",
     )
+    parser.add_argument("--no-throughput", action="store_true", help="only the retrieval part")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rbench-onnx-") as tmp:
-        result: dict[str, Any] = {
-            "benchmark": "onnx_vs_torch",
-            "threads": args.threads,
-            "throughput": _throughput(args, Path(tmp) / "models"),
-        }
+        result: dict[str, Any] = {"benchmark": "onnx_vs_torch", "threads": args.threads}
+        if not args.no_throughput:
+            result["throughput"] = _throughput(args, Path(tmp) / "models")
         if args.retrieval:
             result["retrieval"] = _retrieval(Path(tmp), args.retrieval_repo)
     write_result(args.out, result)
