@@ -108,16 +108,22 @@ def test_imports_keep_the_breadth_first_order() -> None:
     assert [r.alias for r in facts.imports] == ["top", "y", "y", "mid", "deeper"]
 
 
-def test_only_new_blocks_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed: list[str] = []
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text :func:`code_facts._parse` is given, with an empty block memo."""
+    seen: list[str] = []
     real = code_facts._parse
 
     def counting(source: str) -> ast.Module | None:
-        parsed.append(source)
+        seen.append(source)
         return real(source)
 
     monkeypatch.setattr(code_facts, "_parse", counting)
     monkeypatch.setattr(code_facts, "_BLOCKS", type(code_facts._BLOCKS)())
+    return seen
+
+
+def test_only_new_blocks_are_parsed(parsed: list[str]) -> None:
     before = "import os\n\ndef f():\n    return os.sep\n\nclass K:\n    pass\n"
     after = before.replace("pass", "x = os.getcwd()")
     blockwise_facts(before)
@@ -126,17 +132,7 @@ def test_only_new_blocks_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parsed == ["class K:\n    x = os.getcwd()\n"]
 
 
-def test_a_file_that_does_not_parse_joins_at_most_max_joins_blocks(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    parsed: list[str] = []
-    real = code_facts._parse
-
-    def counting(source: str) -> ast.Module | None:
-        parsed.append(source)
-        return real(source)
-
-    monkeypatch.setattr(code_facts, "_parse", counting)
+def test_a_file_that_does_not_parse_joins_at_most_max_joins_blocks(parsed: list[str]) -> None:
     source = "def bad(:\n" + "".join(f"x{i} = {i}\n" for i in range(100))
     assert blockwise_facts(source) is None
     assert len(parsed) == code_facts.MAX_JOINS + 2  # the joins, then the whole file
