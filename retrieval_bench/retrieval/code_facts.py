@@ -270,12 +270,17 @@ def blockwise_facts(source: str) -> FileFacts | None:
     return _file_facts(parts)
 
 
-def cached_facts(source: str, store: FactsStore | None = None) -> FileFacts | None:
-    """The facts of ``source`` (:func:`blockwise_facts`), remembered by the text's hash
-    for the last :data:`FACTS_CACHE_SIZE` texts and, with ``store``, on disk
-    (:class:`~retrieval_bench.retrieval.facts_cache.FactsCache`). Facts depend on the
-    text alone, so snapshots never mix; callers must not modify the returned object."""
-    key = facts_key(source)
+def cached_facts(
+    source: str, store: FactsStore | None = None, sha256: str | None = None
+) -> FileFacts | None:
+    """The facts of ``source`` (:func:`blockwise_facts`), remembered for the last
+    :data:`FACTS_CACHE_SIZE` texts and, with ``store``, on disk
+    (:class:`~retrieval_bench.retrieval.facts_cache.FactsCache`). Remembered by the
+    text's hash, or by ``sha256`` — the hash of the file's bytes the walker already
+    computed, which determines the text it was decoded to — when the caller has it.
+    Facts depend on the text alone, so snapshots never mix; callers must not modify
+    the returned object."""
+    key = b"sha256:" + bytes.fromhex(sha256) if sha256 else facts_key(source)
     if key in _FACTS:
         _FACTS.move_to_end(key)
         return _FACTS[key]

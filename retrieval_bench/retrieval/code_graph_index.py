@@ -61,7 +61,7 @@ from pathlib import Path
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.retrieval.code_facts import FactsStore, FileFacts, ImportRef, cached_facts
-from retrieval_bench.retrieval.file_bm25 import file_text
+from retrieval_bench.retrieval.file_bm25 import file_source
 
 MAX_AMBIGUOUS = 3
 """A module or re-export resolving to more files than this resolves to none."""
@@ -121,7 +121,8 @@ class CodeGraphIndex:
         self.unparsed: list[str] = []
         py = [p for p in corpus.paths if p.endswith(".py")]
         for path in py:
-            facts = cached_facts(file_text(corpus, path), store)
+            text, sha = file_source(corpus, path)
+            facts = cached_facts(text, store, sha)
             if facts is None:
                 self.unparsed.append(path)
             else:

@@ -66,19 +66,37 @@ def is_test_path(path: str) -> bool:
 
 
 def file_text(corpus: Corpus, path: str) -> str:
-    """The text of ``path``: from the working tree, else its chunks in line order.
+    """The text of ``path``: from the working tree, else its chunks in line order
+    (:func:`file_source`)."""
+    return file_source(corpus, path)[0]
+
+
+def file_source(corpus: Corpus, path: str) -> tuple[str, str | None]:
+    """``(text, sha256 of the file's bytes or None)`` of ``path``, read once per corpus.
 
     Read as text mode reads it (UTF-8, invalid bytes replaced, ``\r\n`` and ``\r``
     made ``\n``), through the walker's reader, which reads a read-only file of a
-    repository tree once per process (:func:`~retrieval_bench.files.read_source_file`)."""
+    repository tree once per process (:func:`~retrieval_bench.files.read_source_file`);
+    the whole-file stages and the code graph share what was read
+    (:meth:`~retrieval_bench.corpus.Corpus.derived`). The sha256 is None when the
+    text did not come from the walker's reader (a file it skips, or no working tree)."""
+    known: dict[str, tuple[str, str | None]] = corpus.derived(("file-sources",), dict)
+    found = known.get(path)
+    if found is None:
+        found = known[path] = _read_file(corpus, path)
+    return found
+
+
+def _read_file(corpus: Corpus, path: str) -> tuple[str, str | None]:
     source = read_source_file(Path(corpus.root), path)
     if source is not None:
         text = source.text
-        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+        text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+        return text, source.sha256
     try:
-        return (Path(corpus.root) / path).read_text(encoding="utf-8", errors="replace")
+        return (Path(corpus.root) / path).read_text(encoding="utf-8", errors="replace"), None
     except OSError:
-        return "\n".join(c.text for c in corpus.chunks_of(path))
+        return "\n".join(c.text for c in corpus.chunks_of(path)), None
 
 
 def aggregate_scores(

@@ -167,3 +167,27 @@ def test_the_on_disk_cache_gives_back_what_was_parsed(
     again.close()
     monkeypatch.setenv("RBENCH_CHUNK_CACHE", "0")
     assert FactsCache.in_dir(tmp_path) is None
+
+
+def test_file_sources_are_read_once_per_corpus_and_key_facts_by_their_sha(
+    tmp_path: Path,
+) -> None:
+    import hashlib
+
+    from retrieval_bench.corpus import Corpus
+    from retrieval_bench.retrieval.file_bm25 import file_source, file_text
+    from retrieval_bench.types import Chunk
+
+    data = b"import os\r\nx = os.sep\r\n"
+    (tmp_path / "m.py").write_bytes(data)
+    chunk = Chunk("c1", "m.py", 1, 2, "python", "file", None, "import os\nx = os.sep")
+    corpus = Corpus(tmp_path, [chunk])
+    text, sha = file_source(corpus, "m.py")
+    assert text == "import os\nx = os.sep\n" == file_text(corpus, "m.py")  # text-mode newlines
+    assert sha == hashlib.sha256(data).hexdigest()
+    (tmp_path / "m.py").write_bytes(b"changed = 1\n")
+    assert file_source(corpus, "m.py") == (text, sha)  # the corpus's snapshot, read once
+    assert file_text(Corpus(tmp_path, [chunk]), "m.py") == "changed = 1\n"
+    facts = code_facts.cached_facts(text, None, sha)
+    assert facts == walk_facts(text)
+    assert code_facts.cached_facts("anything", None, sha) is facts  # keyed by the bytes' hash
