@@ -12,9 +12,12 @@ import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from retrieval_bench.types import Chunk
+
+if TYPE_CHECKING:
+    from retrieval_bench.files import SourceFile
 
 _T = TypeVar("_T")
 
@@ -28,6 +31,9 @@ class Corpus:
     """Name of the tokenizer that counted ``Chunk.n_tokens``."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Files not chunked, path → reason."""
+    sources: dict[str, SourceFile] = field(default_factory=dict, repr=False)
+    """What the chunking walk read, path → file (its text and sha256), when it kept
+    it: the whole-file stages read a file from here instead of the tree. Not pickled."""
 
     def __post_init__(self) -> None:
         self.by_id: dict[str, Chunk] = {c.id: c for c in self.chunks}
@@ -61,6 +67,7 @@ class Corpus:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         del state["_derived"], state["_derived_lock"]
+        state["sources"] = {}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -166,14 +166,18 @@ def chunk_tree_cached(
     cache: ChunkCache,
     report: WalkReport | None = None,
     stats: ChunkStats | None = None,
+    sources: dict[str, SourceFile] | None = None,
     **walk_options: object,
 ) -> Iterator[Chunk]:
     """:func:`~retrieval_bench.chunking.base.chunk_tree` with the cache: the same
-    chunks in the same order; only files whose key is not cached are chunked."""
+    chunks in the same order; only files whose key is not cached are chunked. With
+    ``sources``, every file the walk read is kept there by path."""
     stats = stats if stats is not None else ChunkStats()
     ckey = chunker_key(chunker)
     pending: list[tuple[SourceFile, str, list[Chunk]]] = []
     for source in iter_source_files(root, report=report, **walk_options):  # type: ignore[arg-type]
+        if sources is not None:
+            sources[source.path] = source
         chunks = cache.get(source, ckey)
         if chunks is None:
             chunks = chunker.chunk_file(source)

@@ -37,7 +37,7 @@ from retrieval_bench.datasets.jsonl import (
     missing_gold_reasons,
 )
 from retrieval_bench.errors import DatasetError, SnapshotError
-from retrieval_bench.files import WalkReport, iter_source_files
+from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress, for_label
 from retrieval_bench.registry import CHUNKERS, RETRIEVERS
@@ -160,16 +160,21 @@ def build_corpus(
     rules = {"extra_ignore": tuple(ignore), "include": tuple(include)}
     if not with_vectors:
         report = WalkReport()
+        sources: dict[str, SourceFile] = {}
         if chunk_cache_enabled():
             cache = ChunkCache.in_dir(ws.cache_dir / "chunks")
             try:
-                cached = chunk_tree_cached(snapshot.root, chunker, cache, report, stats, **rules)
-                chunks = list(cached)
+                made = chunk_tree_cached(
+                    snapshot.root, chunker, cache, report, stats, sources, **rules
+                )
+                chunks = list(made)
             finally:
                 cache.close()
         else:
             chunks = list(chunk_tree(snapshot.root, chunker, report, **rules))
-        corpus = Corpus(snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped))
+        corpus = Corpus(
+            snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped), sources
+        )
         return _nonempty(corpus, snapshot), None
     from retrieval_bench.index.embed import default_embedder
     from retrieval_bench.index.store import CodebaseIndex

@@ -88,7 +88,7 @@ def file_source(corpus: Corpus, path: str) -> tuple[str, str | None]:
 
 
 def _read_file(corpus: Corpus, path: str) -> tuple[str, str | None]:
-    source = read_source_file(Path(corpus.root), path)
+    source = corpus.sources.get(path) or read_source_file(Path(corpus.root), path)
     if source is not None:
         text = source.text
         text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

@@ -44,3 +44,17 @@ def test_a_collapsed_class_is_found_after_its_methods() -> None:
     assert [c.id for c in corpus.chunks_at("a.py", 55)] == ["c002", "c000"]
     assert [c.id for c in corpus.chunks_at("a.py", 70)] == ["c000"]
     assert corpus.chunks_at("a.py", 101) == []
+
+
+def test_a_pickled_corpus_leaves_its_sources_and_derived_values_behind() -> None:
+    import pickle
+
+    from retrieval_bench.files import SourceFile
+
+    chunk = _chunk(0, "a.py", 1, 2)
+    corpus = Corpus(Path("."), [chunk], sources={"a.py": SourceFile("a.py", "x = 1\n", "0" * 64)})
+    assert corpus.derived("k", lambda: 42) == 42
+    restored = pickle.loads(pickle.dumps(corpus))
+    assert restored.sources == {} and restored.chunks == [chunk]
+    assert restored.derived("k", lambda: 7) == 7
+    assert corpus.sources  # the original keeps them
