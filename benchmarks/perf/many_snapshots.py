@@ -62,7 +62,11 @@ from typing import Any
 
 import yaml
 from perf_common import (  # sibling module: the scripts run standalone
+    DATA_ROOT,
     DEVSETS,
+    commit_question,
+    disk_usage,
+    git,
     timed_run,
     write_result,
 )
@@ -70,7 +74,6 @@ from perf_common import (  # sibling module: the scripts run standalone
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "benchmarks" / "configs"
 QUESTIONS = DEVSETS / "pytest-7.4.0.jsonl"
-DATA_ROOT = Path(os.environ.get("RBENCH_DATA_ROOT") or DEVSETS.parent).resolve()
 BUNDLE = DATA_ROOT / "repos" / "sqlfluff.bundle"
 RESULTS = Path(__file__).resolve().parent / "results"
 WORKLOADS: dict[str, dict[str, Any]] = {  # config, default result file, targets
@@ -93,13 +96,6 @@ CACHE_PARTS = (
 COLD = ("one_cold", "one_cold_again")
 Row = dict[str, Any]  # a question row (questions.jsonl)
 Run = dict[str, Any]  # one scenario's measurements
-
-
-def _git(git_dir: Path | None, *args: str) -> str:
-    """``git`` in the bare clone ``git_dir`` (None: in this repository)."""
-    where = ["--git-dir", str(git_dir)] if git_dir else ["-C", str(ROOT)]
-    return subprocess.run(["git", *where, *args], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
 
 
 def _config_data(workload: str, questions: str, dense: bool = False) -> dict[str, Any]:
@@ -167,15 +163,12 @@ def _questions(n: int, path: Path) -> list[Row]:
 def _sqlfluff_rows(git_dir: Path, n: int) -> list[Row]:
     """The bare clone of the bundle, and ``n`` questions from its newest commits."""
     subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(git_dir)], check=True)
-    commits = _git(git_dir, "rev-list", "--first-parent", "HEAD").split()  # newest first
+    commits = git(git_dir, "rev-list", "--first-parent", "HEAD").split()  # newest first
     rows: list[Row] = []
     for child, base in zip(commits, commits[1:], strict=False):
-        diff = _git(git_dir, "diff", "--name-only", "--diff-filter=M", base, child)
-        gold = [p for p in diff.splitlines() if p.endswith(".py")]
-        message = _git(git_dir, "log", "-1", "--format=%B", child).strip()
-        if gold and len(message) >= 10:
-            rows.append({"id": f"sqlfluff-{child[:10]}", "query": message, "gold_files": gold,
-                         "repo": "sqlfluff/sqlfluff", "commit": base})  # fmt: skip
+        row, _ = commit_question(git_dir, base, child, "sqlfluff/sqlfluff")
+        if row is not None:
+            rows.append(row)
             if len(rows) == n:
                 break
     return rows
@@ -205,25 +198,8 @@ def _scenario(
     if code and not Path(out["package"]).is_relative_to(Path(code).resolve()):
         raise SystemExit(f"[{name}] imported {out['package']}, not the worktree {code}")
     out["workspace"] = str(ws)
-    out["disk"] = _disk(ws)
+    out["disk"] = disk_usage(ws, CACHE_PARTS)
     print(f"[{name}] {out['total_s']:.1f}s", file=sys.stderr, flush=True)
-    return out
-
-
-def _disk(ws: Path) -> dict[str, int]:
-    """Bytes allocated per cache folder, every inode counted once (where first seen)."""
-    seen: set[tuple[int, int]] = set()
-    out: dict[str, int] = {}
-    for part in CACHE_PARTS:
-        total = 0
-        for dirpath, dirnames, filenames in os.walk(ws / part):
-            for name in [*dirnames, *filenames]:
-                st = os.lstat(os.path.join(dirpath, name))
-                if (st.st_dev, st.st_ino) not in seen:
-                    seen.add((st.st_dev, st.st_ino))
-                    total += st.st_blocks * 512
-        out[part] = total
-    out["total"] = sum(out.values())
     return out
 
 
@@ -281,8 +257,8 @@ def _floor(run: Run, dataset: dict[str, Any]) -> dict[str, Any]:
     seen: set[str] = set()
     shares, dates = [], []
     for i, g in enumerate(run["groups"]):
-        tree = _git(mirror, "rev-parse", f"{g['fingerprint']}^{{tree}}").strip()
-        dates.append(_git(mirror, "log", "-1", "--format=%cs", g["fingerprint"]).strip())
+        tree = git(mirror, "rev-parse", f"{g['fingerprint']}^{{tree}}").strip()
+        dates.append(git(mirror, "log", "-1", "--format=%cs", g["fingerprint"]).strip())
         root = snaps / "repo-trees" / tree
         files = [f.sha256 for f in iter_source_files(root, extra_ignore=ignore, include=include)]
         if i:
@@ -506,7 +482,7 @@ def main() -> None:
         n, first_id = len(rows), rows[0]["id"]
         against: dict[str, Any] = {}
         if args.against:
-            sha = _git(None, "rev-parse", "--verify", f"{args.against}^{{commit}}").strip()
+            sha = git(None, "rev-parse", "--verify", f"{args.against}^{{commit}}").strip()
             against = {"rev": args.against, "sha": sha, "short": sha[:8]}
             worktree = tmp / f"code-{re.sub(r'[^A-Za-z0-9._-]', '_', args.against)}"
             cmd = ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), sha]
@@ -531,8 +507,8 @@ def main() -> None:
             "workload": args.workload,
             "config": str(workload["config"].relative_to(ROOT)),
             "questions": str(BUNDLE if args.workload == "sqlfluff" else QUESTIONS),
-            "commit": _git(None, "rev-parse", "HEAD").strip(),
-            "dirty": _git(None, "status", "--porcelain", "--untracked-files=no").strip() != "",
+            "commit": git(None, "rev-parse", "HEAD").strip(),
+            "dirty": git(None, "status", "--porcelain", "--untracked-files=no").strip() != "",
             "dense": args.dense,
             "snapshots": n,
             "targets": workload["targets"],

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from perf_common import DEVSETS, write_result  # sibling module: the scripts run standalone
+from perf_common import DATA_ROOT, write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.harness.pipeline import make_chunker
 from retrieval_bench.index.embed import SentenceTransformerEmbedder, default_model_path
@@ -44,7 +44,7 @@ from retrieval_bench.index.onnx_backend import OnnxEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results" / "onnx_vs_torch.json"
-SWEBENCH = Path(os.environ.get("RBENCH_DATA_ROOT") or DEVSETS.parent) / "swebench-lite-dev"
+SWEBENCH = DATA_ROOT / "swebench-lite-dev"
 BACKENDS = ("torch", "onnx", "onnx-int8")
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,53 @@ from retrieval_bench.types import Chunk
 
 DEVSETS = Path(__file__).resolve().parents[3] / "shared" / "data" / "devsets"
 """The shared devsets beside the repository (``../shared/data/devsets``)."""
+DATA_ROOT = Path(os.environ.get("RBENCH_DATA_ROOT") or DEVSETS.parent).resolve()
+"""The data root: ``$RBENCH_DATA_ROOT``, else ``../shared/data``."""
+REPO_ROOT = Path(__file__).resolve().parents[2]
 WINDOW = 40
+
+
+def git(git_dir: Path | None, *args: str, check: bool = True) -> str:
+    """The output of ``git`` in the bare clone ``git_dir`` (None: in this repository)."""
+    where = ["--git-dir", str(git_dir)] if git_dir else ["-C", str(REPO_ROOT)]
+    proc = subprocess.run(["git", *where, *args], capture_output=True, text=True, check=check)
+    return proc.stdout
+
+
+def commit_question(
+    git_dir: Path, base: str, child: str, repo: str
+) -> tuple[dict[str, Any] | None, str]:
+    """``(question, child's commit date)``: the question ``child`` asks of its parent
+    ``base`` (its message; gold: the ``.py`` files it modifies), or None when it
+    modifies no ``.py`` file or its message is shorter than 10 characters."""
+    diff = git(git_dir, "diff", "--name-only", "--diff-filter=M", base, child)
+    gold = [p for p in diff.splitlines() if p.endswith(".py")]
+    date, _, message = git(git_dir, "log", "-1", "--format=%cs%n%B", child).partition("\n")
+    message = message.strip()
+    if not gold or len(message) < 10:
+        return None, date
+    name = repo.rsplit("/", 1)[-1]
+    row = {"id": f"{name}-{child[:10]}", "query": message, "gold_files": gold, "repo": repo,
+           "commit": base}  # fmt: skip
+    return row, date
+
+
+def disk_usage(ws: Path, parts: Sequence[str]) -> dict[str, int]:
+    """Bytes allocated under each folder ``ws/part``, every inode counted once (where
+    first seen: a hardlinked file counts in the first part holding it), and the total."""
+    seen: set[tuple[int, int]] = set()
+    out: dict[str, int] = {}
+    for part in parts:
+        total = 0
+        for dirpath, dirnames, filenames in os.walk(ws / part):
+            for name in [*dirnames, *filenames]:
+                st = os.lstat(os.path.join(dirpath, name))
+                if (st.st_dev, st.st_ino) not in seen:
+                    seen.add((st.st_dev, st.st_ino))
+                    total += st.st_blocks * 512
+        out[part] = total
+    out["total"] = sum(out.values())
+    return out
 
 
 def machine() -> dict[str, Any]:

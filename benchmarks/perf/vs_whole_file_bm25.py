@@ -47,27 +47,22 @@ from pathlib import Path
 from typing import Any
 
 from perf_common import (  # sibling module: the scripts run standalone
-    DEVSETS,
+    DATA_ROOT,
+    commit_question,
+    disk_usage,
+    git,
     timed_run,
     write_result,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "benchmarks" / "configs" / "swebench-lite-dev-issue.yaml"
-DATA_ROOT = Path(os.environ.get("RBENCH_DATA_ROOT") or DEVSETS.parent).resolve()
 SWEBENCH = DATA_ROOT / "swebench-lite-dev" / "swebench-lite-dev.jsonl"
 BUNDLE = DATA_ROOT / "repos" / "sqlfluff.bundle"
 RESULTS = Path(__file__).resolve().parent / "results" / "vs_whole_file_bm25.json"
 WORKLOADS = ("swebench-lite-dev", "sqlfluff-far")
 KS = (1, 5, 10)
 Row = dict[str, Any]  # a question row (questions.jsonl)
-
-
-def _git(git_dir: Path | None, *args: str) -> str:
-    """``git`` in the bare clone ``git_dir`` (None: in this repository)."""
-    where = ["--git-dir", str(git_dir)] if git_dir else ["-C", str(ROOT)]
-    return subprocess.run(["git", *where, *args], capture_output=True, text=True,
-                          check=git_dir is not None).stdout  # fmt: skip
 
 
 def _pipeline(spec: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +102,7 @@ def _read_snapshot(row: Row, git_dir: str) -> tuple[list[str], list[str]]:
                     paths.append(m.name.split("/", 1)[1])  # below the top folder <id>/
                     texts.append(f.read().decode("utf-8", errors="replace"))
         return paths, texts
-    entries = [e.split("\t", 1) for e in _git(Path(git_dir), "ls-tree", "-r", "-z",
+    entries = [e.split("\t", 1) for e in git(Path(git_dir), "ls-tree", "-r", "-z",
                row["commit"]).split("\0") if e]  # fmt: skip
     blobs = [(p, m.split()[2]) for m, p in entries if p.endswith(".py") and " blob " in m]
     paths, shas = [p for p, _ in blobs], [sha for _, sha in blobs]
@@ -182,17 +177,13 @@ def _sqlfluff_rows(git_dir: Path, n: int, step: int) -> tuple[list[Row], dict[st
     t0 = time.perf_counter()
     subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(git_dir)], check=True)
     source = {"bundle": str(BUNDLE), "step": step, "bare_clone_s": time.perf_counter() - t0}
-    commits = _git(git_dir, "rev-list", "--first-parent", "--reverse", "HEAD").split()
+    commits = git(git_dir, "rev-list", "--first-parent", "--reverse", "HEAD").split()
     rows: list[Row] = []
     dates: list[str] = []
     for i in range(len(commits) - 1 - step, -1, -step):
-        base, child = commits[i], commits[i + 1]
-        diff = _git(git_dir, "diff", "--name-only", "--diff-filter=M", base, child)
-        gold = [p for p in diff.splitlines() if p.endswith(".py")]
-        date, _, message = _git(git_dir, "log", "-1", "--format=%cs%n%B", child).partition("\n")
-        if gold and len(message := message.strip()) >= 10:
-            rows.append({"id": f"sqlfluff-{child[:10]}", "query": message, "gold_files": gold,
-                         "repo": "sqlfluff/sqlfluff", "commit": base})  # fmt: skip
+        row, date = commit_question(git_dir, commits[i], commits[i + 1], "sqlfluff/sqlfluff")
+        if row is not None:
+            rows.append(row)
             dates.append(date)
         if len(rows) == n:
             break
@@ -204,18 +195,7 @@ def _disk(ws: Path) -> dict[str, int]:
     cache = ws / "cache"
     parts = sorted(p for p in cache.glob("*") if p.is_dir() and p.name != "snapshots")
     parts += sorted(p for p in (cache / "snapshots").glob("*") if p.is_dir())
-    seen: set[tuple[int, int]] = set()
-    out: dict[str, int] = {}
-    for part in parts:
-        total = 0
-        for d, dirs, files in os.walk(part):
-            for st in (os.lstat(os.path.join(d, name)) for name in [*dirs, *files]):
-                if (st.st_dev, st.st_ino) not in seen:
-                    seen.add((st.st_dev, st.st_ino))
-                    total += st.st_blocks * 512
-        out[part.relative_to(ws).as_posix()] = total
-    out["total"] = sum(out.values())
-    return out
+    return disk_usage(ws, [p.relative_to(ws).as_posix() for p in parts])
 
 
 def _side(side: str, workload: str, folder: Path, extra: dict[str, str]) -> dict[str, Any]:
@@ -377,8 +357,9 @@ def main() -> None:
             shutil.rmtree(tmp, ignore_errors=True)
     result: dict[str, Any] = {
         "benchmark": "vs_whole_file_bm25", "config": str(CONFIG.relative_to(ROOT)),
-        "commit": _git(None, "rev-parse", "HEAD").strip(),
-        "dirty": _git(None, "status", "--porcelain", "--untracked-files=no").strip() != "",
+        "commit": git(None, "rev-parse", "HEAD", check=False).strip(),
+        "dirty": bool(git(None, "status", "--porcelain", "--untracked-files=no", check=False)
+                      .strip()),
         "load_average_1m": {"before": load_before, "after": os.getloadavg()[0]},
         "workloads": per,
     }  # fmt: skip
