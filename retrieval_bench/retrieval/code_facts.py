@@ -72,9 +72,11 @@ class FileFacts:
 class FactsStore(Protocol):
     """Where facts outlive the process (the on-disk facts cache)."""
 
-    def get(self, source: str) -> tuple[bool, FileFacts | None]: ...
+    def get(self, key: bytes) -> tuple[bool, FileFacts | None]:
+        """``(found, facts)`` of the text whose :func:`facts_key` is ``key``."""
+        ...
 
-    def put(self, source: str, facts: FileFacts | None) -> None: ...
+    def put(self, key: bytes, facts: FileFacts | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -284,11 +286,12 @@ def cached_facts(
     if key in _FACTS:
         _FACTS.move_to_end(key)
         return _FACTS[key]
-    found, facts = store.get(source) if store is not None else (False, None)
+    text_key = facts_key(source) if sha256 and store is not None else key
+    found, facts = store.get(text_key) if store is not None else (False, None)
     if not found:
         facts = blockwise_facts(source)
         if store is not None:
-            store.put(source, facts)
+            store.put(text_key, facts)
     _FACTS[key] = facts
     while len(_FACTS) > FACTS_CACHE_SIZE:
         _FACTS.popitem(last=False)

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from retrieval_bench.chunking.cache import chunk_cache_enabled
-from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef, facts_key
+from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef
 from retrieval_bench.store.sqlite_cache import SQLiteCache
 
 CACHE_FILE = "facts.sqlite"
@@ -67,9 +67,10 @@ class FactsCache(SQLiteCache):
         """The cache in ``folder``; None when ``RBENCH_CHUNK_CACHE`` is off."""
         return cls(Path(folder) / CACHE_FILE) if chunk_cache_enabled() else None
 
-    def get(self, source: str) -> tuple[bool, FileFacts | None]:
-        """``(found, facts)`` of ``source``."""
-        key = _FORMAT + facts_key(source)
+    def get(self, key: bytes) -> tuple[bool, FileFacts | None]:
+        """``(found, facts)`` of the text whose
+        :func:`~retrieval_bench.retrieval.code_facts.facts_key` is ``key``."""
+        key = _FORMAT + key
 
         def lookup(conn: sqlite3.Connection) -> str | None:
             row = conn.execute("SELECT facts FROM facts WHERE key = ?", (key,)).fetchone()
@@ -78,9 +79,9 @@ class FactsCache(SQLiteCache):
         blob = self._guarded(lookup)
         return (False, None) if blob is None else (True, decode_facts(blob))
 
-    def put(self, source: str, facts: FileFacts | None) -> None:
-        """Remember ``facts`` of ``source``; written by :meth:`flush`."""
-        self._pending.append((_FORMAT + facts_key(source), encode_facts(facts)))
+    def put(self, key: bytes, facts: FileFacts | None) -> None:
+        """Remember ``facts`` of the text whose key is ``key``; written by :meth:`flush`."""
+        self._pending.append((_FORMAT + key, encode_facts(facts)))
 
     def flush(self) -> None:
         rows, self._pending = self._pending, []
