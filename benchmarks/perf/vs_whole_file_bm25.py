@@ -25,7 +25,12 @@ pipeline's phases and stages, peak RSS, cache disk, and Acc@k/MRR of both.
 Usage::
 
     python benchmarks/perf/vs_whole_file_bm25.py [--sqlfluff 30] [--step 60]
-        [--swebench 22] [--only sqlfluff-far,swebench-lite-dev] [--out PATH] [--keep]
+        [--swebench 22] [--only sqlfluff-far,swebench-lite-dev] [--jobs N]
+        [--out PATH] [--keep]
+
+``--jobs N`` (N > 1) runs the pipeline's snapshot groups on a pool of N processes
+(``executor: processes``); the baseline stays one process, so that ratio compares N
+cores with one and is reported as such.
 
 writes ``benchmarks/perf/results/vs_whole_file_bm25.json`` and ``.md`` beside it.
 """
@@ -77,6 +82,8 @@ def _pipeline(spec: dict[str, Any]) -> dict[str, Any]:
         dataset["include"] = ["*.py"]
         data["repos"] = {"sqlfluff/sqlfluff": spec["bundle"]}
     data["datasets"] = [dataset]
+    if spec.get("jobs", 1) > 1:
+        data["executor"] = {"name": "processes", "jobs": spec["jobs"]}
     for fusion in (f for f in data["fusions"] if "model_file" in f):  # ltr: absolute path
         fusion["model_file"] = str((CONFIG.parent / fusion["model_file"]).resolve())
     cfg = parse_config(data, str(CONFIG), CONFIG.parent)
@@ -198,7 +205,7 @@ def _disk(ws: Path) -> dict[str, int]:
     return disk_usage(ws, [p.relative_to(ws).as_posix() for p in parts])
 
 
-def _side(side: str, workload: str, folder: Path, extra: dict[str, str]) -> dict[str, Any]:
+def _side(side: str, workload: str, folder: Path, extra: dict[str, Any]) -> dict[str, Any]:
     ws = folder / f"ws-{side}"
     spec = {"side": side, "workload": workload, "workspace": str(ws),
             "result": str(folder / f"{side}.json"), **extra}  # fmt: skip
@@ -282,7 +289,10 @@ def _markdown(r: dict[str, Any]) -> str:
         f"{load['after']:.2f} after; {r['date']}; commit {r['commit'][:12]}"
         f"{' (dirty tree)' if r['dirty'] else ''}. Each side in a fresh process, imports "
         "warmed; the pipeline in a fresh workspace (cold caches), run first, then the "
-        "baseline. The pipeline's mirror clone of the bundle is inside its time, not timed "
+        "baseline"
+        + (f"; the pipeline on {r['pipeline_jobs']} worker processes, the baseline on one"
+           if r.get("pipeline_jobs", 1) > 1 else "")
+        + ". The pipeline's mirror clone of the bundle is inside its time, not timed "
         "apart (it is in 'outside the snapshot groups')"
         + (f"; the script's own bare clone, before either clock, took {clone:.2f} s" if clone
            else "") + ".",
@@ -323,6 +333,7 @@ def main() -> None:
     parser.add_argument("--step", type=int, default=60, help="first-parent commits apart")
     parser.add_argument("--swebench", type=int, default=22, help="the first N swebench rows")
     parser.add_argument("--only", action="append", help=f"workload(s) of {', '.join(WORKLOADS)}")
+    parser.add_argument("--jobs", type=int, default=1, help="pipeline worker processes")
     parser.add_argument("--out", type=Path, default=RESULTS, help="result JSON (.md beside it)")
     parser.add_argument("--keep", action="store_true", help="keep the temp workspaces")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -347,7 +358,8 @@ def main() -> None:
                 rows, source = _swebench_rows(args.swebench), {"questions": str(SWEBENCH)}
             questions = folder / "questions.jsonl"
             questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
-            extra = {"questions": str(questions), "bundle": str(BUNDLE), "git_dir": str(git_dir)}
+            extra = {"questions": str(questions), "bundle": str(BUNDLE), "git_dir": str(git_dir),
+                     "jobs": args.jobs}  # fmt: skip
             pipe = _side("pipeline", w, folder, extra)
             base = _side("baseline", w, folder, extra)
             per[w] = {"source": source, "summary": _summary(pipe, base), "pipeline": pipe,
@@ -358,6 +370,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "benchmark": "vs_whole_file_bm25", "config": str(CONFIG.relative_to(ROOT)),
         "commit": git(None, "rev-parse", "HEAD", check=False).strip(),
+        "pipeline_jobs": args.jobs,
         "dirty": bool(git(None, "status", "--porcelain", "--untracked-files=no", check=False)
                       .strip()),
         "load_average_1m": {"before": load_before, "after": os.getloadavg()[0]},

@@ -230,8 +230,11 @@ def parse_issue(text: str) -> ParsedIssue:
     )
 
 
+@lru_cache(maxsize=1 << 17)
 def _parts(raw: str) -> tuple[str, ...]:
-    """Path components, casefolded: backslashes, drive letters and ``./`` undone."""
+    """Path components, casefolded: backslashes, drive letters and ``./`` undone.
+    Memoised: every stage that reads issues indexes the same snapshot paths, and the
+    snapshots of one repository share most of them."""
     path = raw.strip().replace("\\", "/")
     path = re.sub(r"^[A-Za-z]:/", "/", path)
     return tuple(p.casefold() for p in path.split("/") if p not in ("", "."))
