@@ -1,3 +1,5 @@
 """retrieval_bench: measure and tune retrieval over codebases, stage by stage."""
 
-__version__ = "0.1.0"
+from retrieval_bench.version import __version__
+
+__all__ = ["__version__"]

@@ -7,7 +7,7 @@ snapshots are chunked once), this reads the run's per-query metrics
 (``.rbench/results/<run-id>/query_metrics.jsonl``) and averages them per split:
 
 * ``--hash-split F``: the split the dataset option ``hash_split: F`` gives
-  (:func:`retrieval_bench.harness.pipeline.with_hash_split`: ``test`` when
+  (:func:`retrieval_bench.datasets.splits.with_hash_split`: ``test`` when
   sha256(id) < F, else ``dev``), whatever split the row carries (the
   swebench-lite-dev rows all say ``dev``);
 * otherwise the row's own ``split`` (pytest-history: dev 186 / test 46).
@@ -36,9 +36,9 @@ import argparse
 import json
 from pathlib import Path
 
+from retrieval_bench.datasets.splits import question_splits
 from retrieval_bench.harness.paired import decode, encode, fusion_inputs, paired_view
 from retrieval_bench.harness.paired import resolve_baseline as default_baseline
-from retrieval_bench.harness.pipeline import question_splits
 from retrieval_bench.harness.report import paired_cells, paired_header, paired_notes, stage_label
 
 COLUMNS = ("Acc@1", "Acc@3", "Acc@5", "Acc@10", "MRR", "R@10")

@@ -45,9 +45,9 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.fusion.base import Fusion, query_ids
 from retrieval_bench.fusion.normsum import minmax
-from retrieval_bench.metrics.retrieval.file_ids import file_path
 from retrieval_bench.metrics.retrieval.spans import overlaps
 from retrieval_bench.registry import FUSIONS
+from retrieval_bench.runs.file_ids import file_path
 from retrieval_bench.types import Example, Run
 
 FloatArray = npt.NDArray[np.float64]

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from retrieval_bench.datasets.swebench import is_test_path
 from retrieval_bench.fusion.learned import candidate_features
 from retrieval_bench.fusion.learned import feature_names as source_feature_names
-from retrieval_bench.metrics.retrieval.file_ids import file_id, file_path
+from retrieval_bench.runs.file_ids import file_id, file_path
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]

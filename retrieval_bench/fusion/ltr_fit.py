@@ -36,7 +36,6 @@ import numpy.typing as npt
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.fusion.ltr import FORMAT, LinearModel, LTRModel
 from retrieval_bench.fusion.ltr_features import doc_path, file_features, lift_to_files
-from retrieval_bench.metrics.retrieval.file_ids import file_id
 from retrieval_bench.metrics.retrieval.ranking import (
     Judged,
     all_found,
@@ -46,6 +45,7 @@ from retrieval_bench.metrics.retrieval.ranking import (
     reciprocal_rank,
     success,
 )
+from retrieval_bench.runs.file_ids import file_id
 from retrieval_bench.store.trec import read_run
 from retrieval_bench.types import Run
 
@@ -82,7 +82,7 @@ def load_training(
     run_dirs: Sequence[Path], sources: Sequence[str], split: str | None = None
 ) -> TrainingSet:
     """Gather the questions of stored runs that ran every one of ``sources``."""
-    from retrieval_bench.harness.pipeline import question_splits
+    from retrieval_bench.datasets.splits import question_splits
 
     if not sources:
         raise ConfigError("fit-ltr: name at least one source stage (--sources)")

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from retrieval_bench import __version__
+from retrieval_bench.version import __version__
 
 log = logging.getLogger(__name__)
 FORMAT = 1

@@ -27,8 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import retrieval_bench
-from retrieval_bench import __version__
 from retrieval_bench.config import load_metric_specs
 from retrieval_bench.errors import ConfigError, DatasetError
 from retrieval_bench.llm.base import LLM
@@ -46,6 +44,7 @@ from retrieval_bench.specs import MetricSpec
 from retrieval_bench.store.db import ResultsDB, failure_reason
 from retrieval_bench.store.provenance import provenance
 from retrieval_bench.store.runfile import save_run_file
+from retrieval_bench.version import __version__
 from retrieval_bench.workspace import Workspace
 
 STAGE = "answer"
@@ -108,7 +107,7 @@ def evaluate_predictions(
     prov = provenance(
         TRACKED_DISTRIBUTIONS,
         dataset_fingerprint=file_fingerprint(path),
-        repo_path=Path(retrieval_bench.__file__).parent,
+        repo_path=Path(__file__).resolve().parents[1],  # the package folder
         retrieval_bench=__version__,
     )
     run_config = {

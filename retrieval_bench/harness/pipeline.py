@@ -36,6 +36,7 @@ from retrieval_bench.datasets.jsonl import (
     load_examples,
     missing_gold_reasons,
 )
+from retrieval_bench.datasets.splits import with_hash_split
 from retrieval_bench.errors import DatasetError, SnapshotError
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.loads import own_seconds
@@ -243,26 +244,6 @@ def remap_gold_by_suffix(
         for e in examples
     ]
     return out, mapping
-
-
-def with_hash_split(example: Example, test_fraction: float) -> Example:
-    """``example`` with the split a hash of its id gives: ``test`` when the first 8
-    bytes of sha256(id), read as a fraction of 2**64, fall below ``test_fraction``,
-    else ``dev`` (any split the row carries is replaced; docs/datasets.md#splits)."""
-    digest = hashlib.sha256(example.id.encode("utf-8")).digest()
-    share = int.from_bytes(digest[:8], "big") / 2**64
-    return replace(example, split="test" if share < test_fraction else "dev")
-
-
-def question_splits(questions: Path, hash_split: float | None) -> dict[str, str]:
-    """Question id → split of a questions file: the row's own (``all`` when it has
-    none), or, with ``hash_split``, the one :func:`with_hash_split` gives."""
-    out = {}
-    for e in load_examples(questions).examples:
-        if hash_split is not None:
-            e = with_hash_split(replace(e, split=None), hash_split)
-        out[e.id] = e.split or "all"
-    return out
 
 
 def select_questions(spec: DatasetSpec) -> tuple[LoadResult, list[Example], list[Example]]:

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench import __version__
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.harness.pipeline import PreparedDataset
 from retrieval_bench.store.provenance import provenance
+from retrieval_bench.version import __version__
 
 TRACKED_DISTRIBUTIONS = (
     "retrieval-bench",

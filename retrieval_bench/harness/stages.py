@@ -46,11 +46,11 @@ from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.reporting import ReportingLLM
 from retrieval_bench.loads import own_seconds
-from retrieval_bench.metrics.retrieval.file_ids import has_file_ids
-from retrieval_bench.metrics.retrieval.scoring import file_level_run
 from retrieval_bench.progress import Progress
 from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.runs.file_ids import has_file_ids
+from retrieval_bench.runs.lifting import file_level_run
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.stage import Stage
 from retrieval_bench.types import Run, StageResult

@@ -53,14 +53,14 @@ from typing import Any
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.retrieval.file_ids import file_id, file_path
-from retrieval_bench.metrics.retrieval.scoring import file_level_run
 from retrieval_bench.registry import RERANKERS
 from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.retrieval.code_graph_index import CodeGraphIndex, graph_index
 from retrieval_bench.retrieval.facts_cache import FactsCache
 from retrieval_bench.retrieval.file_bm25 import is_test_path
 from retrieval_bench.retrieval.issue_query import IssueReader
+from retrieval_bench.runs.file_ids import file_id, file_path
+from retrieval_bench.runs.lifting import file_level_run
 from retrieval_bench.types import Run
 
 MAX_ARTIFACTS = 20

@@ -5,7 +5,7 @@ A reranker cuts about 50 candidates to about 10; a score threshold cuts by
 confidence instead of by count. For each threshold ``t`` and each example, the
 kept set is the chunks of the reranked run scoring ``>= t``; they map to files
 (a file's rank is its best chunk's,
-:func:`~retrieval_bench.metrics.retrieval.ranked_files`) and are scored against
+:func:`~retrieval_bench.runs.lifting.ranked_files`) and are scored against
 the gold files as sets (:func:`~retrieval_bench.metrics.retrieval.set_prf`)::
 
     P_q = |kept files ∩ gold| / |kept files|   (0 when nothing is kept)
@@ -31,7 +31,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.metrics.retrieval.scoring import ranked_files, set_prf
+from retrieval_bench.metrics.retrieval.scoring import set_prf
+from retrieval_bench.runs.lifting import ranked_files
 from retrieval_bench.types import Example, Run
 
 __all__ = ["METRICS", "ThresholdRow", "best_threshold", "default_thresholds", "threshold_sweep"]

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
-from retrieval_bench.metrics.retrieval.file_ids import file_id
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
+from retrieval_bench.runs.file_ids import file_id
 from retrieval_bench.store.trec import decode_id
 from retrieval_bench.types import Run
 

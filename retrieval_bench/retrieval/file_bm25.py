@@ -46,11 +46,11 @@ from typing import Any
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.files import read_source_file
-from retrieval_bench.metrics.retrieval.file_ids import file_id
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.bm25 import BM25Retriever
 from retrieval_bench.retrieval.code_tokens import DigitsMode
+from retrieval_bench.runs.file_ids import file_id
 from retrieval_bench.types import Run
 
 DOCS = ("file", "chunks")

@@ -1,12 +1,17 @@
-"""Layering: no import cycle between the modules of ``retrieval_bench``.
+"""Layering: no import cycle between the modules of ``retrieval_bench``, and no
+import from a higher package layer (the order: docs/architecture.md#layers).
 
 Every module is parsed with :mod:`ast`; an import at any depth counts
 (module level, inside functions and methods, in ``try`` blocks), except those
 under ``if TYPE_CHECKING:``, which never run. ``import a.b`` and
 ``from a import b`` (``b`` a submodule) are edges to ``a.b``; ``from a import
 name`` (``name`` not a submodule) is an edge to ``a`` (its ``__init__``).
-Parent packages a dotted import initialises on the way are not counted: that
-is package-level layering, a separate rule.
+Parent packages a dotted import initialises on the way are not counted.
+
+Package layers: ``docs/architecture.md`` lists them, lowest first, in its one
+fenced ``layers`` block (``name: module module ...``); a module is in the layer
+of the longest listed name that is it or a package above it, and may import
+only from its own layer and those below.
 
 A cycle means two modules each need the other, so neither can be read,
 tested or moved alone; break it by moving what both need into a module below
@@ -227,3 +232,75 @@ def test_no_private_names_imported_across_modules() -> None:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
                     found.append(f"{module}: from {source} import {alias.name}")
     assert not found, "private names imported from another module:\n" + "\n".join(found)
+
+
+# ----------------------------------------------------------------------------- package layers
+
+DOCS = ROOT.parent / "docs" / "architecture.md"
+
+
+def layer_order(text: str | None = None) -> list[tuple[str, list[str]]]:
+    """``(layer, [module names relative to the package])`` lowest first, from the
+    ``layers`` block of docs/architecture.md (``retrieval_bench`` is the package)."""
+    text = DOCS.read_text(encoding="utf-8") if text is None else text
+    blocks = text.split("```layers\n")
+    assert len(blocks) == 2, "docs/architecture.md must hold exactly one ```layers block"
+    body = blocks[1].split("```", 1)[0]
+    order = []
+    for line in body.splitlines():
+        if line.strip():
+            name, _, members = line.partition(":")
+            order.append((name.strip(), members.split()))
+    return order
+
+
+def layer_of(module: str, order: list[tuple[str, list[str]]]) -> int | None:
+    """Index of ``module``'s layer: its longest listed prefix (None: unlisted)."""
+    rel = module.removeprefix(PACKAGE).removeprefix(".")
+    best: tuple[int, int] | None = None  # (prefix length, layer)
+    for i, (_, members) in enumerate(order):
+        for m in members:
+            name = "" if m == PACKAGE else m
+            holds = rel == name or (name and rel.startswith(name + "."))
+            if holds and (best is None or len(name) > best[0]):
+                best = (len(name), i)
+    return None if best is None else best[1]
+
+
+def upward_imports(graph: dict[str, set[str]], order: list[tuple[str, list[str]]]) -> list[str]:
+    """``importer (layer) -> imported (layer)`` for every import from a higher layer."""
+    found = []
+    for module in sorted(graph):
+        mine = layer_of(module, order)
+        for target in sorted(graph[module]):
+            theirs = layer_of(target, order)
+            if mine is not None and theirs is not None and theirs > mine:
+                found.append(f"{module} ({order[mine][0]}) -> {target} ({order[theirs][0]})")
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    order = layer_order()
+    missing = sorted(m for m in import_graph() if layer_of(m, order) is None)
+    assert not missing, "modules in no layer of docs/architecture.md#layers: " + ", ".join(missing)
+
+
+def test_layer_rule_finds_an_upward_import() -> None:
+    order = layer_order("```layers\nlow: a.base errors\nhigh: a\ntop: retrieval_bench\n```\n")
+    graph = {
+        f"{PACKAGE}.a.base": {f"{PACKAGE}.errors"},
+        f"{PACKAGE}.a.impl": {f"{PACKAGE}.a.base"},
+        f"{PACKAGE}.errors": {f"{PACKAGE}.a.impl", f"{PACKAGE}"},
+        PACKAGE: {f"{PACKAGE}.a.impl"},
+    }
+    assert upward_imports(graph, order) == [
+        f"{PACKAGE}.errors (low) -> {PACKAGE} (top)",
+        f"{PACKAGE}.errors (low) -> {PACKAGE}.a.impl (high)",
+    ]
+
+
+def test_no_import_from_a_higher_layer() -> None:
+    found = upward_imports(import_graph(), layer_order())
+    assert not found, "imports from a higher layer (docs/architecture.md#layers):\n" + "\n".join(
+        found
+    )

@@ -42,6 +42,7 @@ from itertools import repeat
 import numpy as np
 import numpy.typing as npt
 
+from retrieval_bench.runs.lifting import ranked_ids
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]
@@ -49,18 +50,6 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 Qrels = Mapping[str, Mapping[str, int]]
 """``{query_id: {doc_id: relevance}}`` as in trec_eval qrels files."""
-
-
-def ranked_ids(scores: Mapping[str, float]) -> list[str]:
-    """Ids best first, ties by ascending id: the same order as ``Run.ids``.
-
-    Tie-free scores need one sort by score; otherwise two stable sorts (by id,
-    then by score descending, ``reverse`` keeping stability). Either avoids a
-    Python key tuple per item, which is what makes ranking 10k queries cheap.
-    """
-    if len(set(scores.values())) == len(scores):
-        return sorted(scores, key=scores.__getitem__, reverse=True)
-    return sorted(sorted(scores), key=scores.__getitem__, reverse=True)
 
 
 @dataclass(frozen=True)

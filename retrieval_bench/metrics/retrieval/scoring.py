@@ -69,9 +69,10 @@ from operator import attrgetter
 import numpy as np
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.metrics.retrieval.file_ids import file_id, file_path
-from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranked_ids, ranking_metrics
+from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranking_metrics
 from retrieval_bench.metrics.retrieval.spans import line_prf, span_qrels
+from retrieval_bench.runs.file_ids import file_path
+from retrieval_bench.runs.lifting import ranked_files, ranked_ids
 from retrieval_bench.types import Chunk, Example, Run
 
 __all__ = [
@@ -79,12 +80,9 @@ __all__ = [
     "budget_label",
     "evaluate_stage",
     "f1_score",
-    "file_level_run",
-    "files_run",
     "files_within_budget",
     "input_files",
     "lost_at_stage",
-    "ranked_files",
     "set_prf",
 ]
 
@@ -138,16 +136,6 @@ def budget_label(budget: int) -> str:
     if budget <= 0:
         raise ValueError(f"token budget must be positive, got {budget}")
     return f"{budget / 1000:g}k"
-
-
-def ranked_files(chunk_ids: Iterable[str], corpus: Corpus) -> list[str]:
-    """Files of ranked chunks, ranked by their best chunk; unknown ids skipped.
-
-    A ``file:<path>`` id (a file-level run) is ``<path>``, in the corpus or not.
-    """
-    by_id = corpus.by_id
-    paths = (c.path if (c := by_id.get(i)) is not None else file_path(i) for i in chunk_ids)
-    return list(dict.fromkeys(p for p in paths if p is not None))
 
 
 _PATH = attrgetter("path")
@@ -212,32 +200,6 @@ def input_files(inputs: Sequence[Run] | None, query_id: str, corpus: Corpus) -> 
     for run in inputs:
         files.update(ranked_files(ranked_ids(run.scores.get(query_id, {})), corpus))
     return files
-
-
-def files_run(run: Run, corpus: Corpus, name: str | None = None) -> Run:
-    """The file-level run: each file scored by its best chunk's score.
-
-    Useful for exporting file rankings as TREC run files. File order equals
-    :func:`ranked_files` except among files whose best chunks tie on score.
-    """
-    out: dict[str, dict[str, float]] = {}
-    for q, scores in run.scores.items():
-        files: dict[str, float] = {}
-        for cid in ranked_ids(scores):
-            chunk = corpus.by_id.get(cid)
-            path = chunk.path if chunk is not None else file_path(cid)
-            if path is not None and path not in files:
-                files[path] = scores[cid]
-        out[q] = files
-    return Run(name or f"{run.name}:files", out)
-
-
-def file_level_run(run: Run, corpus: Corpus) -> Run:
-    """:func:`files_run` with ``file:<path>`` ids, under ``run``'s own name: what a
-    fusion reads when one of its inputs ranks files (docs/stages.md#external)."""
-    lifted = files_run(run, corpus, run.name)
-    lifted.scores = {q: {file_id(p): s for p, s in d.items()} for q, d in lifted.scores.items()}
-    return lifted
 
 
 def _check_cutoffs(ks: Sequence[int], budgets: Sequence[int]) -> None:

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.metrics.retrieval.scoring import evaluate_stage, ranked_files
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.external import ExternalRun, ExternalRunError
+from retrieval_bench.runs.lifting import ranked_files
 from retrieval_bench.types import Chunk, Example
 
 QUERIES = {"q1": "where?", "q2": "what?", "q3": "which?"}

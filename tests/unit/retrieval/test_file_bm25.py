@@ -10,7 +10,6 @@ import pytest
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.files import SourceFile
-from retrieval_bench.metrics.retrieval.file_ids import file_path
 from retrieval_bench.retrieval.bm25 import BM25Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 from retrieval_bench.retrieval.file_bm25 import (
@@ -19,6 +18,7 @@ from retrieval_bench.retrieval.file_bm25 import (
     file_text,
     is_test_path,
 )
+from retrieval_bench.runs.file_ids import file_path
 from tests.unit.retrieval.conftest import window_chunks
 
 

@@ -15,13 +15,12 @@ from retrieval_bench.metrics.retrieval.scoring import (
     budget_label,
     evaluate_stage,
     f1_score,
-    files_run,
     files_within_budget,
     lost_at_stage,
-    ranked_files,
     set_prf,
 )
 from retrieval_bench.metrics.retrieval.spans import line_prf, merge_intervals, overlap, span_qrels
+from retrieval_bench.runs.lifting import files_run, ranked_files
 from retrieval_bench.types import Chunk, Example, Run, Span
 
 L2_3 = 1 / math.log2(3)  # discount at rank 2
