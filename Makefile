@@ -45,7 +45,7 @@ demo: install
 # with mypy --strict (docs/extending.md); imported modules are followed silently.
 STRICT_TYPED := retrieval_bench/registry.py retrieval_bench/stage.py \
 	retrieval_bench/chunking/base.py retrieval_bench/retrieval/base.py \
-	retrieval_bench/fusion/base.py retrieval_bench/reranking/base.py \
+	retrieval_bench/rank_fusion/base.py retrieval_bench/reranking/base.py \
 	retrieval_bench/metrics/answer/base.py retrieval_bench/llm/lazy.py \
 	retrieval_bench/harness/stages.py examples/custom_retriever.py
 LINTED := retrieval_bench tests benchmarks examples

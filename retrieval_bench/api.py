@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from retrieval_bench import registry
 from retrieval_bench.chunking.base import Chunker
@@ -30,6 +30,11 @@ from retrieval_bench.snapshot import open_snapshot
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.types import Chunk
 from retrieval_bench.workspace import Workspace
+
+if TYPE_CHECKING:  # imported where they are used: a plain ``run`` never loads them
+    from retrieval_bench.harness.comparison import Comparison
+    from retrieval_bench.harness.eval_predictions import EvalOutcome
+    from retrieval_bench.index.build_stats import BuildStats
 
 
 def run(
@@ -52,8 +57,8 @@ def index(
     *,
     ignore: Sequence[str] = (),
     include: Sequence[str] = (),
-) -> Any:
-    """``rbench index``: build or update the LanceDB index of a repository; returns BuildStats.
+) -> BuildStats:
+    """``rbench index``: build or update the LanceDB index of a repository.
 
     ``progress`` (e.g. :class:`retrieval_bench.progress.ProgressReporter`) hears
     ``("index <repo>", done, total, unit)``: files chunked, then chunks embedded.
@@ -87,7 +92,7 @@ def query(
     *,
     ignore: Sequence[str] = (),
     include: Sequence[str] = (),
-    **params: Any,
+    **params: object,
 ) -> list[tuple[Chunk, float]]:
     """``rbench query``: the top ``n`` chunks of one retriever for one question.
 
@@ -124,31 +129,52 @@ def query(
 def compare(
     runs: list[str],
     workspace: Workspace | None = None,
-    **options: Any,
-) -> Any:
+    *,
+    baseline: str | None = None,
+    metrics: Sequence[str] | None = None,
+    extra_metrics: Sequence[str] = (),
+    stages: Sequence[str] | None = None,
+    subset: str = "all",
+    test: str = "randomisation",
+    alpha: float = 0.05,
+    n_resamples: int | None = None,
+    seed: int = 0,
+    allow_different_data: bool = False,
+) -> Comparison:
     """``rbench compare``: paired per-query comparison of stored runs (``RUN`` or
-    ``RUN:STAGE``); options as :func:`retrieval_bench.harness.compare.compare_runs`
-    (baseline, metrics, stages, subset, test, alpha, n_resamples, seed,
-    allow_different_data: runs whose dataset fingerprints differ raise
-    ``DifferentDataError`` without it). Returns a ``Comparison``;
+    ``RUN:STAGE``); the options are :func:`retrieval_bench.harness.compare.compare_runs`'s
+    (runs whose dataset fingerprints differ raise ``DifferentDataError`` unless
+    ``allow_different_data``; ``n_resamples`` None: its default).
     :func:`retrieval_bench.harness.compare.gate` finds regressions."""
-    from retrieval_bench.harness.compare import compare_runs
+    from retrieval_bench.harness.compare import DEFAULT_RESAMPLES, compare_runs
     from retrieval_bench.store.db import ResultsDB
 
     ws = workspace or Workspace.default()
-    return compare_runs(ResultsDB(ws.db_path), runs, results_dir=ws.results_dir, **options)
+    return compare_runs(
+        ResultsDB(ws.db_path), runs, baseline=baseline, metrics=metrics,
+        extra_metrics=extra_metrics, stages=stages, subset=subset, test=test, alpha=alpha,
+        n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples, seed=seed,
+        results_dir=ws.results_dir, allow_different_data=allow_different_data,
+    )  # fmt: skip
 
 
 def evaluate(
     predictions: str | Path,
     metrics: list[str] | None = None,
     workspace: Workspace | None = None,
-    **options: Any,
-) -> Any:
+    *,
+    config: str | None = None,
+    name: str | None = None,
+    store_run: bool = True,
+    consistency: int = 0,
+) -> EvalOutcome:
     """``rbench eval``: score a predictions JSONL with any metric set (default: the
-    text metrics); options: config, name, store_run, consistency. Returns an
-    ``EvalOutcome`` (``.result.aggregates[metric].mean``, ``.run_id``)."""
+    text metrics; ``config``: a file with ``answer_metrics:``). Returns the
+    outcome (``.result.aggregates[metric].mean``, ``.run_id``)."""
     from retrieval_bench.harness.eval_predictions import evaluate_predictions
 
     ws = workspace or Workspace.default()
-    return evaluate_predictions(predictions, ws, metrics=metrics, **options)
+    return evaluate_predictions(
+        predictions, ws, metrics=metrics, config=config, name=name, store_run=store_run,
+        consistency=consistency,
+    )  # fmt: skip

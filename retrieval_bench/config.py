@@ -51,12 +51,14 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.executor_spec import ExecutorSpec  # re-exported (executor_spec.py)
 from retrieval_bench.files import check_include
 from retrieval_bench.llm.settings import LLMSpec
+from retrieval_bench.measures import parse_measure
 from retrieval_bench.specs import (
     MetricSpec,
     StageSpec,
     duplicate_labels,
     format_validation_error,
 )
+from retrieval_bench.stage_graph import StageGraph, compile_stages
 
 
 class DatasetSpec(BaseModel):
@@ -124,14 +126,12 @@ class AnswererSpec(BaseModel):
     rung: str = "instructions"
     """One of ``bare``, ``instructions``, ``where_to_look``, ``file_tree``."""
     input: str | None = None
-    """Stage label whose top chunks feed the answer (default: the last reranker,
-    else the last fusion, else the last retriever)."""
+    """Stage label whose top chunks feed the answer (default: the last stage)."""
     k: int = Field(default=5, gt=0)
     max_context_tokens: int = Field(default=3000, gt=0)
     max_tokens: int = Field(default=384, gt=0)
     temperature: float = Field(default=0.0, ge=0)
-    tree_lines: int = Field(default=40, gt=0)
-    """Line cap of the file tree of the ``file_tree`` rung."""
+    tree_lines: int = Field(default=40, gt=0)  # line cap of the ``file_tree`` rung's tree
 
     @field_validator("rung")
     @classmethod
@@ -149,8 +149,7 @@ class BenchmarkConfig(BaseModel):
     retrievers: list[StageSpec] = Field(min_length=1)
     fusions: list[StageSpec] = Field(default_factory=list)
     rerankers: list[StageSpec] = Field(default_factory=list)
-    """Each reranks one earlier stage: ``input: <label>`` (default: the last fusion,
-    else the last retriever)."""
+    """Each reranks one earlier stage (``inputs:``; fusions' too: :mod:`.stage_graph`)."""
     llm: LLMSpec = Field(default_factory=LLMSpec)
     candidates: int = Field(default=50, gt=0)
     """How many chunks each retriever and fusion returns per query."""
@@ -188,6 +187,10 @@ class BenchmarkConfig(BaseModel):
         dupes = duplicate_labels(self.stage_specs())
         if dupes:
             raise ValueError(f"stage labels must be unique; give an 'id' to: {', '.join(dupes)}")
+        try:
+            self.stage_graph()
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
         for ds in self.datasets:
             if ds.train_split is not None and ds.train_split == ds.split:
                 raise ValueError(f"dataset {ds.name}: train_split must differ from split")
@@ -195,9 +198,9 @@ class BenchmarkConfig(BaseModel):
         if len(set(names)) != len(names):
             raise ValueError("dataset names must be unique")
         shown = [*(self.table_columns or []), (self.baseline and self.baseline.metric) or ""]
-        for ks in [c.partition("@")[2] for c in shown]:
-            if ks.isdigit() and int(ks) not in self.metrics.ks:
-                self.metrics.ks = sorted({*self.metrics.ks, int(ks)})
+        for k in [parse_measure(c).cutoff for c in shown if c]:
+            if k is not None and k not in self.metrics.ks:
+                self.metrics.ks = sorted({*self.metrics.ks, k})
         if self.table_k not in self.metrics.ks:
             self.metrics.ks = sorted({*self.metrics.ks, self.table_k})
         if self.answerer is not None:
@@ -247,6 +250,10 @@ class BenchmarkConfig(BaseModel):
     def stage_specs(self) -> list[StageSpec]:
         """Every stage in pipeline order: retrievers, fusions, rerankers."""
         return [*self.retrievers, *self.fusions, *self.rerankers]
+
+    def stage_graph(self) -> StageGraph:
+        """The stages as a graph, in the order they run (:mod:`.stage_graph`)."""
+        return compile_stages(self.retrievers, self.fusions, self.rerankers)
 
     def fingerprint(self) -> str:
         data = self.results_dump()

@@ -38,8 +38,8 @@ from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import Fusion
 from retrieval_bench.metrics.answer.base import MetricBase
+from retrieval_bench.rank_fusion.base import Fusion
 from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.retrieval.base import Retriever
 
@@ -251,13 +251,13 @@ FUSIONS: Registry[Fusion] = Registry(
     "fusions",
     Fusion,
     (
-        "retrieval_bench.fusion.concat",
-        "retrieval_bench.fusion.normsum",
-        "retrieval_bench.fusion.rrf",
-        "retrieval_bench.fusion.vote",
-        "retrieval_bench.fusion.learned",
-        "retrieval_bench.fusion.optimize",
-        "retrieval_bench.fusion.ltr",
+        "retrieval_bench.rank_fusion.concat",
+        "retrieval_bench.rank_fusion.normsum",
+        "retrieval_bench.rank_fusion.rrf",
+        "retrieval_bench.rank_fusion.vote",
+        "retrieval_bench.rank_fusion.learned",
+        "retrieval_bench.rank_fusion.optimize",
+        "retrieval_bench.rank_fusion.ltr",
     ),
 )
 RERANKERS: Registry[Reranker] = Registry(

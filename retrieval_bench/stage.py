@@ -5,7 +5,7 @@ the registered class before it builds anything (whether the run needs an LLM
 client, a vector index, a train split); its per-query side outputs are
 instance attributes that the base ``__init__`` sets up empty. The kinds
 themselves are :class:`~retrieval_bench.retrieval.base.Retriever`,
-:class:`~retrieval_bench.fusion.base.Fusion` and
+:class:`~retrieval_bench.rank_fusion.base.Fusion` and
 :class:`~retrieval_bench.reranking.base.Reranker` (see docs/extending.md).
 """
 

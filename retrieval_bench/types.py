@@ -105,6 +105,21 @@ class Run:
         return cls(name, scores)
 
 
+PARENT_CORPUS = "corpus"
+"""The stored parent of a retriever (the whole snapshot fed it)."""
+PARENT_ALL_RETRIEVERS = "retrievers"
+"""The stored parent of a fusion in runs made before fusions declared inputs: every
+retriever of the run fed it."""
+
+
+def parent_inputs(parent: str | None) -> tuple[str, ...] | None:
+    """A stored parent read back as input labels: None for a retriever (``corpus``,
+    or nothing stored); :data:`PARENT_ALL_RETRIEVERS` is returned as itself."""
+    if parent is None or parent == PARENT_CORPUS:
+        return None
+    return tuple(parent.split(", "))
+
+
 @dataclass
 class StageResult:
     """The output of one stage of one benchmark run."""
@@ -117,12 +132,19 @@ class StageResult:
     llm_cache_hits: int = 0
     failures: dict[str, str] = field(default_factory=dict)
     """query id → reason, for queries this stage could not serve."""
-    parent: str | None = None
-    """What fed this stage (for 'lost at stage X'): "corpus" for a retriever,
-    "retrievers" for a fusion, else the label of the stage it reranked."""
+    inputs: tuple[str, ...] | None = None
+    """The labels of the stages whose runs fed this one (for 'lost at stage X'):
+    None for a retriever (the corpus fed it), a fusion's declared inputs, the
+    stage a reranker reranked."""
     artifacts: dict[str, Any] = field(default_factory=dict)
     """query id → what the stage produced besides scores (HyDE snippets, keywords,
     model answers), stored with the run for the drill-down."""
     loads: dict[str, float] = field(default_factory=dict)
     """Seconds spent loading models while this stage ran (the embedding model, the
     local LLM server), kept out of ``seconds`` so that it is the stage's own work."""
+
+    @property
+    def parent(self) -> str:
+        """:attr:`inputs` as stored with a run: ``corpus`` for a retriever, else the
+        input labels joined by ``, `` (:func:`parent_inputs` reads it back)."""
+        return PARENT_CORPUS if self.inputs is None else ", ".join(self.inputs)

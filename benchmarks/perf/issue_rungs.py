@@ -38,7 +38,7 @@ from perf_common import write_result  # sibling module: the scripts run standalo
 from retrieval_bench.chunking.ast import AstChunker
 from retrieval_bench.chunking.base import chunk_tree
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.fusion.ltr import LTRFusion
+from retrieval_bench.rank_fusion.ltr import LTRFusion
 from retrieval_bench.reranking.code_graph import CodeGraphReranker
 from retrieval_bench.retrieval import bm25_index
 from retrieval_bench.retrieval.base import Retriever

@@ -20,7 +20,7 @@ from retrieval_bench.errors import ConfigError
 
 
 def cmd_fit_ltr(args: argparse.Namespace) -> int:
-    from retrieval_bench.fusion.ltr_fit import (
+    from retrieval_bench.rank_fusion.ltr_fit import (
         check_model_path,
         describe,
         fit_ltr,

@@ -48,7 +48,6 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
 from retrieval_bench.harness.compare_sides import check_same_data, run_side
 from retrieval_bench.harness.comparison import (
-    LOWER_IS_BETTER,
     TESTS,
     Comparison,
     ComparisonRow,
@@ -62,7 +61,6 @@ from retrieval_bench.store.db import ResultsDB, UnknownRunError
 
 __all__ = [
     "DEFAULT_RESAMPLES",
-    "LOWER_IS_BETTER",
     "TESTS",
     "Comparison",
     "ComparisonRow",

@@ -12,9 +12,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from retrieval_bench.measures import parse_measure
+
 __all__ = [
     "CONFIDENCE",
-    "LOWER_IS_BETTER",
     "TESTS",
     "Comparison",
     "ComparisonRow",
@@ -26,14 +27,13 @@ __all__ = [
 
 TESTS = ("randomisation", "t", "wilcoxon", "bootstrap")
 """Names of the paired tests, as in :data:`retrieval_bench.metrics.stats.PAIRED_TESTS`."""
-LOWER_IS_BETTER = frozenset({"lost", "failed", "seconds", "llm_calls", "llm_tokens"})
-"""Metric names (before any ``@k``, case-insensitive) where smaller is better."""
 CONFIDENCE = 0.95
 
 
 def higher_is_better(metric: str) -> bool:
-    """``False`` for costs and losses (``lost``, ``Lost@5``, ``failed``, ``seconds`` ...)."""
-    return metric.split("@", 1)[0].lower() not in LOWER_IS_BETTER
+    """``False`` for costs and losses (``lost``, ``Lost@5``, ``failed``, ``seconds`` ...):
+    the direction of :func:`~retrieval_bench.measures.parse_measure`'s measure."""
+    return parse_measure(metric).higher_is_better
 
 
 @dataclass(frozen=True)

@@ -298,7 +298,7 @@ def _merge_stages(outcomes: Sequence[DatasetOutcome]) -> list[StageResult]:
     merged: dict[str, StageResult] = {}
     for o in outcomes:
         for s in o.stages:
-            m = merged.setdefault(s.name, StageResult(s.name, Run(s.run.name), parent=s.parent))
+            m = merged.setdefault(s.name, StageResult(s.name, Run(s.run.name), inputs=s.inputs))
             m.run.scores.update(s.run.scores)
             m.seconds += s.seconds
             m.llm_calls += s.llm_calls

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.harness.paired import PairedView, decode
-from retrieval_bench.metrics.retrieval.scoring import budget_label
+from retrieval_bench.measures import budget_label
 from retrieval_bench.text_table import aligned
 
 

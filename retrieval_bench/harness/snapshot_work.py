@@ -25,6 +25,7 @@ from retrieval_bench.config import BenchmarkConfig, DatasetSpec
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.harness.answers import DatasetAnswers, answer_dataset
+from retrieval_bench.harness.graph_run import run_graph
 from retrieval_bench.harness.pipeline import (
     PreparedDataset,
     Progress,
@@ -33,15 +34,7 @@ from retrieval_bench.harness.pipeline import (
 )
 from retrieval_bench.harness.results import DatasetOutcome
 from retrieval_bench.harness.snapshot_refs import SnapshotRef
-from retrieval_bench.harness.stages import (
-    StageContext,
-    any_needs_llm,
-    default_rerank_input,
-    fitted_stage_names,
-    run_fusions,
-    run_rerankers,
-    run_retrievers,
-)
+from retrieval_bench.harness.stages import StageContext, any_needs_llm
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
@@ -53,12 +46,12 @@ from retrieval_bench.workspace import Workspace
 
 
 def input_stages(stage: StageResult, stages: Sequence[StageResult]) -> list[StageResult] | None:
-    """The stages that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
-    if stage.parent in (None, "corpus"):
+    """The stages that fed ``stage``, as it declares them (None for a retriever: the
+    whole corpus fed it)."""
+    if stage.inputs is None:
         return None
-    if stage.parent == "retrievers":
-        return [s for s in stages if s.parent in (None, "corpus")]
-    return [s for s in stages if s.name == stage.parent]
+    by_name = {s.name: s for s in stages}
+    return [by_name[label] for label in stage.inputs if label in by_name]
 
 
 def stage_inputs(stage: StageResult, stages: Sequence[StageResult]) -> list[Run] | None:
@@ -173,18 +166,11 @@ def run_stages(
     """Retrievers, fusions, rerankers and the answerer over ``ds``, every stage scored;
     ``ws`` is the run's workspace (its caches serve the stages)."""
     ctx = StageContext(ds, llm_provider, progress, ws)
-    need_train_runs = bool(fitted_stage_names(cfg.fusions, FUSIONS))
-    retrieved, train_runs = run_retrievers(ctx, cfg.retrievers, cfg.candidates, need_train_runs)
-    fused = run_fusions(ctx, retrieved, cfg.fusions, cfg.candidates, train_runs)
-    earlier = retrieved + fused
-    fusion_labels = [f.label for f in cfg.fusions]
-    reranked = run_rerankers(
-        ctx, earlier, cfg.rerankers, cfg.candidates, default_rerank_input(earlier, fusion_labels)
-    )
+    stages = run_graph(ctx, cfg.stage_graph(), cfg.candidates)
     answered = None
     if cfg.answerer is not None:  # reads the stages' runs, changes none of them
-        answered = answer_dataset(ctx, cfg.answerer, earlier + reranked, cfg.answer_input())
-    return score_dataset(ds, earlier + reranked, cfg), answered
+        answered = answer_dataset(ctx, cfg.answerer, stages, cfg.answer_input())
+    return score_dataset(ds, stages, cfg), answered
 
 
 @dataclass(frozen=True)

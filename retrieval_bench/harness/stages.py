@@ -1,4 +1,5 @@
-"""Running the stages of one prepared dataset: retrievers → fusions → rerankers.
+"""Running one stage of one prepared dataset: a retriever, a fusion or a reranker
+(the loop over a config's stage graph: :mod:`retrieval_bench.harness.graph_run`).
 
 Wiring conventions (no if/elif per strategy): the harness reads what a stage
 needs from the flags its class declares (:class:`~retrieval_bench.stage.Stage`,
@@ -35,24 +36,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from retrieval_bench.errors import ConfigError, RBenchError
-from retrieval_bench.fusion.base import Fusion
 from retrieval_bench.harness.pipeline import PreparedDataset
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.reporting import ReportingLLM
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress
+from retrieval_bench.rank_fusion.base import Fusion
 from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.runs.file_ids import has_file_ids
 from retrieval_bench.runs.lifting import file_level_run
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.stage import Stage
+from retrieval_bench.stage_graph import GRAPH_KEYS, StageNode
 from retrieval_bench.types import Run, StageResult
 from retrieval_bench.workspace import Workspace
 
@@ -100,7 +102,7 @@ class StageContext:
         ``needs_llm`` (the lazy handle: the server starts only if the stage calls it)
         and the run's embedding cache folder when it declares ``uses_embedding_cache``
         (a ``cache_dir`` in the stage's config wins)."""
-        params = {k: v for k, v in spec.params().items() if k not in drop}
+        params = {k: v for k, v in spec.params().items() if k not in GRAPH_KEYS and k not in drop}
         kind = stages.type_of(spec.name)
         if kind.needs_llm:
             params["llm"] = self.tracked(self.llm, spec.label)
@@ -129,7 +131,7 @@ def _finish(
     run: Run,
     t0: float,
     before: CallStats,
-    parent: str,
+    inputs: tuple[str, ...] | None,
     queries: Sequence[str],
 ) -> StageResult:
     run.name = label
@@ -145,7 +147,7 @@ def _finish(
         llm_tokens=used.tokens,
         llm_cache_hits=used.cache_hits,
         failures=failures,
-        parent=parent,
+        inputs=inputs,
         artifacts=dict(stage.artifacts),
         loads=loads,
     )
@@ -169,13 +171,18 @@ def stage_line(dataset: str, result: StageResult) -> str:
 
 
 def _failed(
-    ctx: StageContext, label: str, queries: Sequence[str], exc: Exception, t0: float, parent: str
+    ctx: StageContext,
+    label: str,
+    queries: Sequence[str],
+    exc: Exception,
+    t0: float,
+    inputs: tuple[str, ...] | None,
 ) -> StageResult:
     reason = f"{type(exc).__name__}: {exc}"
     log.warning("stage %s failed: %s", label, reason)
     seconds, loads = own_seconds(t0)
     return ctx.finished(StageResult(
-        label, Run(label), seconds, failures=dict.fromkeys(queries, reason), parent=parent,
+        label, Run(label), seconds, failures=dict.fromkeys(queries, reason), inputs=inputs,
         loads=loads,
     ))  # fmt: skip
 
@@ -211,113 +218,86 @@ def cross_fitted_run(retriever: Retriever, ds: PreparedDataset, k: int, folds: i
     return Run("cross-fitted", scores)
 
 
-def run_retrievers(
-    ctx: StageContext, specs: Sequence[StageSpec], k: int, need_train_runs: bool
-) -> tuple[list[StageResult], list[Run]]:
-    """Each retriever alone over the evaluation queries; also over the train
-    queries when a learned fusion will need their runs."""
+def run_retriever(
+    ctx: StageContext, spec: StageSpec, k: int, need_train_runs: bool
+) -> tuple[StageResult, Run | None]:
+    """One retriever over the evaluation queries, and its run over the train queries
+    when a learned fusion will need it (None otherwise, or when it failed)."""
     ds = ctx.ds
     queries = {e.id: e.query for e in ds.examples}
     train_queries = {e.id: e.query for e in ds.train_examples}
-    results: list[StageResult] = []
-    train_runs: list[Run] = []
-    for spec in specs:
-        t0, before = time.perf_counter(), ctx.stats()
-        try:
-            retriever = ctx.create(RETRIEVERS, spec)
-            retriever.index(ds.corpus, ds.codebase_index if retriever.uses_vector_index else None)
-            for key, n in retriever.index_stats.items():  # texts embedded vs cached
-                ds.chunk_stats[key] = ds.chunk_stats.get(key, 0) + n
-            fitted = retriever.trainable
-            if fitted:
-                _need_train(ds, spec.label)
-            if need_train_runs and train_queries:
-                train_run = (
-                    cross_fitted_run(retriever, ds, k)
-                    if fitted
-                    else retriever.search(train_queries, k)
-                )
-                train_run.name = spec.label
-                train_runs.append(train_run)
-            if fitted:
-                retriever.fit(ds.train_examples, ds.corpus)
-            run = retriever.search(queries, k)
-        except STAGE_ERRORS as exc:
-            results.append(_failed(ctx, spec.label, list(queries), exc, t0, "corpus"))
-            continue
-        results.append(
-            _finish(ctx, spec.label, retriever, run, t0, before, "corpus", list(queries))
-        )
-    return results, train_runs
+    t0, before = time.perf_counter(), ctx.stats()
+    train_run = None
+    try:
+        retriever = ctx.create(RETRIEVERS, spec)
+        retriever.index(ds.corpus, ds.codebase_index if retriever.uses_vector_index else None)
+        for key, n in retriever.index_stats.items():  # texts embedded vs cached
+            ds.chunk_stats[key] = ds.chunk_stats.get(key, 0) + n
+        fitted = retriever.trainable
+        if fitted:
+            _need_train(ds, spec.label)
+        if need_train_runs and train_queries:
+            train_run = (
+                cross_fitted_run(retriever, ds, k) if fitted else retriever.search(train_queries, k)
+            )
+            train_run.name = spec.label
+        if fitted:
+            retriever.fit(ds.train_examples, ds.corpus)
+        run = retriever.search(queries, k)
+    except STAGE_ERRORS as exc:
+        return _failed(ctx, spec.label, list(queries), exc, t0, None), None
+    return _finish(ctx, spec.label, retriever, run, t0, before, None, list(queries)), train_run
 
 
-def run_fusions(
+def run_fusion(
     ctx: StageContext,
-    retrieved: Sequence[StageResult],
-    specs: Sequence[StageSpec],
+    node: StageNode,
+    inputs: Sequence[StageResult],
     k: int,
-    train_runs: Sequence[Run] = (),
-) -> list[StageResult]:
-    """Each fusion rung over all retrievers' runs (failed retrievers contribute nothing).
+    train_runs: Mapping[str, Run],
+) -> StageResult:
+    """One fusion over the runs of its inputs (a failed input contributes nothing);
+    a trained fusion fits on its inputs' train-split runs (``train_runs``: label →
+    run, retrievers only).
 
-    When some retriever ranks files (``external``: ``file:<path>`` ids), every
-    input is lifted to file level first (a file scored by its best chunk), so
-    the fusion combines the votes for a file (docs/stages.md#external).
+    When some input ranks files (``external``, ``bm25-files``: ``file:<path>``
+    ids), or the node asks for ``level: file``, every input is lifted to file level
+    first (a file scored by its best chunk), so the fusion combines the votes for a
+    file (docs/stages.md#external).
     """
-    runs = [r.run for r in retrieved]
-    if any(has_file_ids(r.scores) for r in runs):
-        runs = [file_level_run(r, ctx.ds.corpus) for r in runs]
-        train_runs = [file_level_run(r, ctx.ds.corpus) for r in train_runs]
-    queries = [e.id for e in ctx.ds.examples]
-    results: list[StageResult] = []
-    for spec in specs:
-        t0, before = time.perf_counter(), ctx.stats()
-        try:
-            fusion = ctx.create(FUSIONS, spec)
-            if fusion.trainable:
-                _need_train(ctx.ds, spec.label)
-                fusion.fit(list(train_runs), ctx.ds.train_examples, ctx.ds.corpus)
-            run = fusion.fuse(runs, k)
-        except STAGE_ERRORS as exc:
-            results.append(_failed(ctx, spec.label, queries, exc, t0, "retrievers"))
-            continue
-        results.append(_finish(ctx, spec.label, fusion, run, t0, before, "retrievers", queries))
-    return results
-
-
-def default_rerank_input(earlier: Sequence[StageResult], fusion_labels: Sequence[str]) -> str:
-    return fusion_labels[-1] if fusion_labels else earlier[-1].name
-
-
-def run_rerankers(
-    ctx: StageContext,
-    earlier: Sequence[StageResult],
-    specs: Sequence[StageSpec],
-    k: int,
-    default_input: str,
-) -> list[StageResult]:
-    """Each reranker over the candidates of its ``input`` stage."""
-    by_name = {s.name: s for s in earlier}
-    queries = {e.id: e.query for e in ctx.ds.examples}
-    results: list[StageResult] = []
-    for spec in specs:
-        source = str(spec.params().get("input", default_input))
-        t0, before = time.perf_counter(), ctx.stats()
-        try:
-            if source not in by_name:
+    spec, queries = node.spec, [e.id for e in ctx.ds.examples]
+    runs = [r.run for r in inputs]
+    t0, before = time.perf_counter(), ctx.stats()
+    try:
+        fusion = ctx.create(FUSIONS, spec)
+        train = [train_runs[label] for label in node.inputs if label in train_runs]
+        if node.level == "file" or any(has_file_ids(r.scores) for r in runs):
+            runs = [file_level_run(r, ctx.ds.corpus) for r in runs]
+            train = [file_level_run(r, ctx.ds.corpus) for r in train]
+        if fusion.trainable:
+            _need_train(ctx.ds, spec.label)
+            if len(train) < len(node.inputs) and ctx.ds.train_examples:
                 raise ConfigError(
-                    f"reranker {spec.label}: input {source!r} is not an earlier stage; "
-                    f"choose one of {', '.join(by_name)}"
+                    f"fusion {spec.label} is trained on its inputs' train-split runs: "
+                    "its inputs must be retrievers"
                 )
-            reranker = ctx.create(RERANKERS, spec, drop=("input",))
-            run = reranker.rerank(queries, by_name[source].run, ctx.ds.corpus, k)
-        except STAGE_ERRORS as exc:
-            results.append(_failed(ctx, spec.label, list(queries), exc, t0, source))
-            continue
-        result = _finish(ctx, spec.label, reranker, run, t0, before, source, list(queries))
-        results.append(result)
-        by_name[spec.label] = result
-    return results
+            fusion.fit(train, ctx.ds.train_examples, ctx.ds.corpus)
+        run = fusion.fuse(runs, k)
+    except STAGE_ERRORS as exc:
+        return _failed(ctx, spec.label, queries, exc, t0, node.inputs)
+    return _finish(ctx, spec.label, fusion, run, t0, before, node.inputs, queries)
+
+
+def run_reranker(ctx: StageContext, node: StageNode, source: StageResult, k: int) -> StageResult:
+    """One reranker over the candidates of the stage it reads."""
+    queries = {e.id: e.query for e in ctx.ds.examples}
+    t0, before = time.perf_counter(), ctx.stats()
+    try:
+        reranker = ctx.create(RERANKERS, node.spec)
+        run = reranker.rerank(queries, source.run, ctx.ds.corpus, k)
+    except STAGE_ERRORS as exc:
+        return _failed(ctx, node.label, list(queries), exc, t0, node.inputs)
+    return _finish(ctx, node.label, reranker, run, t0, before, node.inputs, list(queries))
 
 
 def fitted_stage_names(

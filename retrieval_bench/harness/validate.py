@@ -40,12 +40,13 @@ INJECTED = frozenset({"llm", "name"})
 """Parameters the harness passes itself (the shared LLM client, the stage label)."""
 STAGE_KEYS: dict[str, frozenset[str]] = {
     "chunkers": frozenset(),
-    "retrievers": frozenset(),
-    "fusions": frozenset(),
-    "rerankers": frozenset({"input"}),
+    "retrievers": frozenset({"cutoff"}),
+    "fusions": frozenset({"inputs", "level", "cutoff"}),
+    "rerankers": frozenset({"inputs", "input", "cutoff"}),
 }
-"""Keys a stage entry may carry besides the factory's parameters (``input``: the
-stage a reranker reranks). ``name`` and ``id`` are the entry's own fields."""
+"""Keys a stage entry may carry besides the factory's parameters: the stages it
+reads (``inputs``; a reranker's older ``input``), a ``cutoff`` and a fusion's ``level``
+(:mod:`retrieval_bench.stage_graph`). ``name`` and ``id`` are the entry's own fields."""
 
 
 def _inits(factory: object) -> list[object]:

@@ -2,36 +2,23 @@
 
 Within one chunked snapshot, a sweep cell is a list of stages; many cells
 share stages. :class:`SharedStages` keys every stage run by what it depends on
-— a retriever by its spec and the candidate count; a fusion by its spec and
-the keys of the retriever runs it fuses; a reranker by its spec and the key of
-the stage it reranks — and runs a key only the first time a cell needs it.
+— the stage graph's node key: its spec, the candidate count and the keys of the
+stages it reads (:meth:`~retrieval_bench.stage_graph.StageGraph.keys`) — and runs
+a key only the first time a cell needs it.
 The later cells take the same :class:`~retrieval_bench.types.StageResult`
 (stage results are read-only once made: scoring reads them, nothing writes).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.harness.stages import (
-    StageContext,
-    default_rerank_input,
-    fitted_stage_names,
-    run_fusions,
-    run_rerankers,
-    run_retrievers,
-)
-from retrieval_bench.registry import FUSIONS
-from retrieval_bench.specs import StageSpec
-from retrieval_bench.types import Run, StageResult
-
-
-def _spec_key(spec: StageSpec) -> str:
-    return json.dumps(spec.model_dump(mode="json"), sort_keys=True, default=str)
+from retrieval_bench.harness.graph_run import NodeOutput, run_graph
+from retrieval_bench.harness.stages import StageContext
+from retrieval_bench.types import StageResult
 
 
 @dataclass
@@ -60,64 +47,26 @@ class WorkCounts:
 
 @dataclass
 class SharedStages:
-    """The memo of stage runs over one prepared snapshot (one chunker setting)."""
+    """The memo of stage runs over one prepared snapshot (one chunker setting): a
+    :class:`~retrieval_bench.harness.graph_run.StageMemo` keyed by the stage graph's
+    node keys."""
 
     ctx: StageContext
     counts: WorkCounts = field(default_factory=WorkCounts)
-    _retrievers: dict[tuple[Any, ...], tuple[StageResult, Run | None]] = field(default_factory=dict)
-    _stages: dict[tuple[Any, ...], StageResult] = field(default_factory=dict)
+    _done: dict[tuple[Any, ...], NodeOutput] = field(default_factory=dict)
 
     def stages_for(self, cfg: BenchmarkConfig) -> list[StageResult]:
         """The stage results of ``cfg`` (retrievers, fusions, rerankers), each run only
         if no earlier cell ran the same work."""
-        k = cfg.candidates
-        need_train = bool(fitted_stage_names(cfg.fusions, FUSIONS))
-        retrieved: list[StageResult] = []
-        train_runs: list[Run] = []
-        keys: dict[str, tuple[Any, ...]] = {}
-        for spec in cfg.retrievers:
-            key: tuple[Any, ...] = ("retriever", _spec_key(spec), k, need_train)
-            if key not in self._retrievers:
-                (result,), trained = run_retrievers(self.ctx, [spec], k, need_train)
-                self._retrievers[key] = (result, trained[0] if trained else None)
-                self.counts.stages_run += 1
-            else:
-                self.counts.stages_reused += 1
-            result, train_run = self._retrievers[key]
-            retrieved.append(result)
-            if train_run is not None:
-                train_runs.append(train_run)
-            keys[spec.label] = key
-        inputs = tuple(keys[s.label] for s in cfg.retrievers)
-        fused: list[StageResult] = []
-        for spec in cfg.fusions:
-            key = ("fusion", _spec_key(spec), k, inputs)
-            fused.append(
-                self._once(key, lambda s=spec: run_fusions(self.ctx, retrieved, [s], k, train_runs))
-            )
-            keys[spec.label] = key
-        earlier = retrieved + fused
-        default_input = default_rerank_input(earlier, [f.label for f in cfg.fusions])
-        reranked: list[StageResult] = []
-        for spec in cfg.rerankers:
-            source = str(spec.params().get("input", default_input))
-            key = ("reranker", _spec_key(spec), k, keys.get(source, (source,)))
-            done = earlier + reranked
-            reranked.append(
-                self._once(
-                    key, lambda s=spec, d=done: run_rerankers(self.ctx, d, [s], k, default_input)
-                )
-            )
-            keys[spec.label] = key
-        return earlier + reranked
+        return run_graph(self.ctx, cfg.stage_graph(), cfg.candidates, self)
 
-    def _once(self, key: tuple[Any, ...], run: Any) -> StageResult:
-        if key in self._stages:
+    def once(self, key: tuple[Any, ...], work: Callable[[], NodeOutput]) -> NodeOutput:
+        if key in self._done:
             self.counts.stages_reused += 1
         else:
-            (self._stages[key],) = run()
+            self._done[key] = work()
             self.counts.stages_run += 1
-        return self._stages[key]
+        return self._done[key]
 
 
 def stage_cost(stages: Sequence[StageResult]) -> dict[str, float]:

@@ -22,7 +22,6 @@ a parameter of the base config is checked when the grid is expanded
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,21 +31,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from retrieval_bench.config import PATH_PARAMS, BenchmarkConfig, load_parsed, read_mapping
 from retrieval_bench.data_root import expand_data_root
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.retrieval.scoring import budget_label
+from retrieval_bench.measures import parse_measure
 from retrieval_bench.specs import format_validation_error
 
 STAGE_SECTIONS = ("chunker", "retrievers", "fusions", "rerankers")
 """The config sections whose entries are stages (their parameters are sweepable)."""
-
-_OBJECTIVE = re.compile(
-    r"^(?:(?P<plain>(?:chunk_)?(?:MRR|MAP))"
-    r"|(?P<ranked>P|R|F1|Hit|Acc|nDCG|chunk_(?:P|R|Hit|Acc|nDCG))@(?P<k>\d+)"
-    r"|(?P<budgeted>P|R|F1|line_(?:P|R|F1))@(?P<cut>\d+|\d*\.?\d+k))$"
-)
-_OBJECTIVE_FORMS = (
-    "Acc@K, Hit@K, P@K, R@K, F1@K, nDCG@K, MRR, MAP, their chunk_ forms "
-    "(chunk_R@K, chunk_MRR), P/R/F1@<budget> (F1@8k) or line_P/R/F1@K"
-)
 
 
 class SweepSpec(BaseModel):
@@ -110,27 +99,17 @@ def _flatten(mapping: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
 def objective_cutoffs(objective: str) -> tuple[int | None, int | None]:
     """The rank cut-off and token budget ``objective`` needs (``(5, None)`` for
     ``Acc@5``, ``(None, 8000)`` for ``F1@8k``, ``(None, None)`` for ``MRR``);
-    ValueError naming the accepted forms for anything the run does not compute."""
-    if objective.startswith("Lost@"):
+    ValueError naming the accepted forms for anything the run does not compute
+    (:func:`~retrieval_bench.measures.parse_measure`)."""
+    try:
+        measure = parse_measure(objective, strict=True)
+    except ConfigError as exc:
+        raise ValueError(f"unknown objective: {exc}") from None
+    if not measure.higher_is_better:
         raise ValueError(
             f"objective {objective!r} counts lost gold files; it is not a quality to maximise"
         )
-    m = _OBJECTIVE.match(objective)
-    if m is None:
-        raise ValueError(f"unknown objective {objective!r}; use {_OBJECTIVE_FORMS}")
-    cut = m.group("k") or m.group("cut")
-    if cut is None:
-        return None, None
-    if cut.isdigit():
-        if int(cut) <= 0:
-            raise ValueError(f"objective {objective!r}: the cut-off must be positive")
-        return int(cut), None
-    budget = round(float(cut[:-1]) * 1000)
-    if budget <= 0 or budget_label(budget) != cut:
-        raise ValueError(
-            f"objective {objective!r}: {cut!r} is not a token budget label (8k, 0.5k, 8.192k)"
-        )
-    return None, budget
+    return measure.cutoff, measure.budget
 
 
 def with_objective(cfg: BenchmarkConfig, objective: str) -> BenchmarkConfig:

@@ -38,6 +38,8 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from retrieval_bench.types import PARENT_ALL_RETRIEVERS, parent_inputs
+
 __all__ = [
     "CONTEXT",
     "FunnelQuery",
@@ -48,16 +50,9 @@ __all__ = [
     "plan",
 ]
 
-RETRIEVER_PARENT = "corpus"
-"""``stage_info.parent`` of a retriever (its input is the whole snapshot); a stage
-stored without a parent is taken as a retriever too, as the harness does."""
-FUSION_PARENT = "retrievers"
-"""``stage_info.parent`` of a fusion (its input is every retriever's candidates)."""
 CONTEXT = "context"
 """Key of the last step: the chosen stage's top ``k`` files."""
 
-_RETRIEVER_PARENTS = (RETRIEVER_PARENT, None)
-_ROOTS = (*_RETRIEVER_PARENTS, FUSION_PARENT)
 _CHUNK_SUFFIX = re.compile(r":\d+-\d+:[0-9a-f]+$")
 
 
@@ -80,18 +75,34 @@ class PlannedStep:
     one stage whose top ``k`` files it holds."""
 
 
+def _fused_inputs(stored: str | None, parents: Mapping[str, str | None]) -> tuple[str, ...]:
+    """The stages a fusion read, from its stored parent: its input labels, or every
+    retriever of the run for a run stored before fusions declared inputs."""
+    if stored == PARENT_ALL_RETRIEVERS:
+        return tuple(s for s, par in parents.items() if parent_inputs(par) is None)
+    return parent_inputs(stored) or ()
+
+
 def plan(parents: Mapping[str, str | None], final: str, k: int) -> list[PlannedStep]:
     """The steps of the pipeline ending at ``final``.
 
     ``parents`` maps every stage of the run (in pipeline order) to its parent as
-    stored: ``corpus`` for a retriever, ``retrievers`` for a fusion, the input
-    stage's name for a reranker (``None`` reads as a retriever). A chain whose
-    start cannot be told (a reranker's input the run did not store) gets only
-    the ``context`` step.
+    stored (:attr:`~retrieval_bench.types.StageResult.parent`): ``corpus`` for a
+    retriever (``None`` reads as one too), the input labels joined by ``, `` for a
+    fusion (``retrievers``: every retriever, in runs stored before fusions declared
+    inputs), the input stage's name for a reranker. The chain follows single inputs
+    back to a retriever or a stage with several inputs (a fusion); a chain whose
+    start cannot be told (a reranker's input the run did not store) gets only the
+    ``context`` step.
     """
     chain = [final]
     seen = {final}
-    while (p := parents.get(chain[-1])) not in _ROOTS:
+    while True:
+        stored = parents.get(chain[-1])
+        inputs = parent_inputs(stored)
+        if inputs is None or stored == PARENT_ALL_RETRIEVERS or len(inputs) > 1:
+            break  # a retriever, or a fusion of several stages: the chain's root
+        (p,) = inputs
         if p not in parents or p in seen:  # an input this run did not store, or a cycle
             break
         chain.append(p)
@@ -100,13 +111,13 @@ def plan(parents: Mapping[str, str | None], final: str, k: int) -> list[PlannedS
     root, rerankers = chain[0], chain[1:]
     steps: list[PlannedStep] = []
     root_parent = parents.get(root)
-    if root_parent == FUSION_PARENT:
-        retrievers = tuple(s for s, par in parents.items() if par in _RETRIEVER_PARENTS)
-        if retrievers:
-            steps.append(PlannedStep("candidates", f"candidates ({' ∪ '.join(retrievers)})",
-                                     retrievers))  # fmt: skip
+    root_inputs = parent_inputs(root_parent)
+    if root_parent == PARENT_ALL_RETRIEVERS or (root_inputs and len(root_inputs) > 1):
+        fed = _fused_inputs(root_parent, parents)
+        if fed:
+            steps.append(PlannedStep("candidates", f"candidates ({' ∪ '.join(fed)})", fed))
         steps.append(PlannedStep("fused", f"fused ({root})", (root,)))
-    elif root_parent in _RETRIEVER_PARENTS:
+    elif root_inputs is None:
         steps.append(PlannedStep("candidates", f"candidates ({root})", (root,)))
     else:
         rerankers = []  # the chain's start is unknown: its rerankers cannot be placed either

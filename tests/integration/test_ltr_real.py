@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.cli import main
-from retrieval_bench.fusion.ltr import LTRModel, fuse_with
+from retrieval_bench.rank_fusion.ltr import LTRModel, fuse_with
 from retrieval_bench.store.trec import read_run
 from retrieval_bench.workspace import Workspace
 from tests.unit.datasets.gitrepo import GitRepo, needs_git

@@ -69,6 +69,7 @@ from operator import attrgetter
 import numpy as np
 
 from retrieval_bench.corpus import Corpus
+from retrieval_bench.measures import budget_label
 from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranking_metrics
 from retrieval_bench.metrics.retrieval.spans import line_prf, span_qrels
 from retrieval_bench.runs.file_ids import file_path
@@ -129,13 +130,6 @@ def set_prf(retrieved: Collection[str], gold: Collection[str]) -> tuple[float, f
     p = inter / len(ret) if ret else 0.0
     r = inter / len(g) if g else 0.0
     return p, r, f1_score(p, r)
-
-
-def budget_label(budget: int) -> str:
-    """Metric suffix of a token budget: 8000 → ``8k``, 8192 → ``8.192k``."""
-    if budget <= 0:
-        raise ValueError(f"token budget must be positive, got {budget}")
-    return f"{budget / 1000:g}k"
 
 
 _PATH = attrgetter("path")

@@ -38,18 +38,16 @@ def _dataset(examples: list[Example], corpus: Corpus = CORPUS) -> Any:
 
 def test_retriever_loses_gold_it_does_not_rank_in_its_top_k() -> None:
     run = Run("r", {"q1": {"a1": 1.0}, "q2": {"c1": 1.0}})
-    out = _score_dataset(
-        _dataset(EXAMPLES), [StageResult("r", run, 0.0, parent="corpus")], _config(1)
-    )
+    out = _score_dataset(_dataset(EXAMPLES), [StageResult("r", run, 0.0, inputs=None)], _config(1))
     # missing.py is not in the snapshot: never counted as lost
     assert out.lost["r"] == {"q1": ["b.py"]}
     assert out.per_query["r"]["q1"]["lost"] == 1.0 and out.per_query["r"]["q2"]["lost"] == 0.0
 
 
 def test_fusion_loses_only_what_some_retriever_had() -> None:
-    parent1 = StageResult("p1", Run("p1", {"q1": {"a1": 1.0}, "q2": {}}), 0.0, parent="corpus")
-    parent2 = StageResult("p2", Run("p2", {"q1": {"b1": 1.0}, "q2": {}}), 0.0, parent="corpus")
-    fused = StageResult("f", Run("f", {"q1": {"a1": 1.0, "b1": 0.5}}), 0.0, parent="retrievers")
+    parent1 = StageResult("p1", Run("p1", {"q1": {"a1": 1.0}, "q2": {}}), 0.0, inputs=None)
+    parent2 = StageResult("p2", Run("p2", {"q1": {"b1": 1.0}, "q2": {}}), 0.0, inputs=None)
+    fused = StageResult("f", Run("f", {"q1": {"a1": 1.0, "b1": 0.5}}), 0.0, inputs=("p1", "p2"))
     stages = [parent1, parent2, fused]
     # top 2: a.py and b.py are both kept; top 1: b.py (found by p2) is dropped;
     # q2: nobody had c.py, so the fusion lost nothing of it
@@ -57,10 +55,23 @@ def test_fusion_loses_only_what_some_retriever_had() -> None:
     assert _score_dataset(_dataset(EXAMPLES), stages, _config(1)).lost["f"] == {"q1": ["b.py"]}
 
 
+def test_fusion_loses_only_what_its_declared_inputs_had() -> None:
+    """A fusion that reads p1 alone cannot lose b.py, which only p2 found; one that
+    reads both loses it (hand-computed, top 1)."""
+    parent1 = StageResult("p1", Run("p1", {"q1": {"a1": 1.0}, "q2": {}}), 0.0, inputs=None)
+    parent2 = StageResult("p2", Run("p2", {"q1": {"b1": 1.0}, "q2": {}}), 0.0, inputs=None)
+    only = StageResult("only-p1", Run("only-p1", {"q1": {"a1": 1.0}}), 0.0, inputs=("p1",))
+    both = StageResult("both", Run("both", {"q1": {"a1": 1.0}}), 0.0, inputs=("p1", "p2"))
+    out = _score_dataset(_dataset(EXAMPLES), [parent1, parent2, only, both], _config(1))
+    assert out.lost["only-p1"] == {} and out.lost["both"] == {"q1": ["b.py"]}
+    assert out.per_query["only-p1"]["q1"]["lost"] == 0.0
+    assert out.per_query["both"]["q1"]["lost"] == 1.0
+
+
 def test_reranker_input_is_the_stage_it_reranks() -> None:
-    ret = StageResult("r", Run("r", {"q1": {"a1": 1.0, "b1": 0.9}}), 0.0, parent="corpus")
-    fused = StageResult("f", Run("f", {"q1": {"a1": 1.0}}), 0.0, parent="retrievers")
-    rer = StageResult("x", Run("x", {"q1": {"c1": 1.0}}), 0.0, parent="f")
+    ret = StageResult("r", Run("r", {"q1": {"a1": 1.0, "b1": 0.9}}), 0.0, inputs=None)
+    fused = StageResult("f", Run("f", {"q1": {"a1": 1.0}}), 0.0, inputs=("r",))
+    rer = StageResult("x", Run("x", {"q1": {"c1": 1.0}}), 0.0, inputs=("f",))
     out = _score_dataset(_dataset(EXAMPLES[:1]), [ret, fused, rer], _config(1))
     assert out.lost["x"] == {"q1": ["a.py"]}  # b.py never reached the reranker
 
@@ -117,10 +128,11 @@ def test_lost_files_are_never_in_the_stage_top_k_files(
     table shows (and R@k counts); lost + kept = the gold files the input had."""
     ex = Example("q", "?", tuple(gold))
     stages = [
-        StageResult(f"r{i}", Run(f"r{i}", {"q": d}), 0.0, parent="corpus")
+        StageResult(f"r{i}", Run(f"r{i}", {"q": d}), 0.0, inputs=None)
         for i, d in enumerate(retrieved)
     ]
-    stages.append(StageResult("f", Run("f", {"q": fused}), 0.0, parent="retrievers"))
+    labels = tuple(s.name for s in stages)
+    stages.append(StageResult("f", Run("f", {"q": fused}), 0.0, inputs=labels))
     out = _score_dataset(_dataset([ex], _BIG), stages, _config(table_k))
     for stage in stages:
         top = ranked_files(stage.run.ids("q"), _BIG)[:table_k]

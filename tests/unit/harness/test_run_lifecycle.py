@@ -77,7 +77,7 @@ def test_an_exception_in_a_stage_is_the_reason(
     def boom(*_args: Any, **_kw: Any) -> None:
         raise RuntimeError("index exploded")
 
-    monkeypatch.setattr(snapshot_work, "run_fusions", boom)
+    monkeypatch.setattr(snapshot_work, "run_graph", boom)
     with pytest.raises(RuntimeError):
         run_benchmark(config(bench), _ws(bench))
     run = _only_run(bench)
@@ -95,7 +95,7 @@ def test_ctrl_c_marks_the_run_interrupted(bench: Path, monkeypatch: pytest.Monke
     def stop(*_args: Any, **_kw: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(snapshot_work, "run_fusions", stop)
+    monkeypatch.setattr(snapshot_work, "run_graph", stop)
     with pytest.raises(KeyboardInterrupt):
         run_benchmark(config(bench), _ws(bench))
     run = _only_run(bench)

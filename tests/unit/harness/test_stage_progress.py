@@ -17,7 +17,7 @@ import pytest
 from retrieval_bench.config import StageSpec, parse_config
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.runner import run_benchmark
-from retrieval_bench.harness.stages import StageContext, run_retrievers
+from retrieval_bench.harness.stages import StageContext, run_retriever
 from retrieval_bench.llm.base import ChatRequest
 from retrieval_bench.loads import timed_load
 from retrieval_bench.progress import Callback, ProgressReporter
@@ -65,7 +65,7 @@ def test_a_model_load_is_not_charged_to_the_stage(monkeypatch: pytest.MonkeyPatc
     out = io.StringIO()
     ctx = StageContext(_ds(), None, ProgressReporter(out, tty=False, interval=0))
     with RETRIEVERS.registered("test-lazy-model", LazyModelRetriever):
-        (result,), _ = run_retrievers(ctx, [StageSpec(name="test-lazy-model")], 5, False)
+        result, _ = run_retriever(ctx, StageSpec(name="test-lazy-model"), 5, False)
     assert result.seconds == pytest.approx(1.0)  # its own work only
     assert result.loads == {"test model": pytest.approx(5.0)}
     assert out.getvalue().splitlines()[-1] == (

@@ -32,7 +32,7 @@ def test_typo_in_a_fusion_parameter_names_it_and_the_valid_ones() -> None:
         validate_stages(_cfg(fusions=[{"name": "rrf", "krrf": 60}]))
     msg = str(err.value)
     assert msg.startswith("fusions.0.krrf: unknown parameter 'krrf' of fusion 'rrf'")
-    assert "valid parameters: id, k_rrf, weights" in msg
+    assert "valid parameters: cutoff, id, inputs, k_rrf, level, weights" in msg
     assert "llm" not in msg.split("valid parameters:")[1]
 
 

@@ -233,5 +233,5 @@ def test_real_code_typos() -> None:
     run = retriever.search(queries, 10)
     paths = {qid: {corpus.path_of(cid) for cid in run.ids(qid)} for qid in queries}
     assert "retrieval/code_tokens.py" in paths["tok"]
-    assert "fusion/rrf.py" in paths["rrf"]
+    assert "rank_fusion/rrf.py" in paths["rrf"]
     assert "retrieval/bm25.py" in paths["bm25"]

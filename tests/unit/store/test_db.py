@@ -63,7 +63,7 @@ def test_stage_round_trip(store: ResultsDB) -> None:
         llm_calls=50,
         llm_tokens=12000,
         failures={"q7": "timeout"},
-        parent="dense",
+        inputs=("dense",),
     )
     store.record_stage_result(rid, result, {"all": {"P@5": 0.6, "MRR": math.nan}})
     table = store.stage_table(rid)

@@ -369,7 +369,7 @@ def test_with_random_the_limit_applies_to_the_sample() -> None:
 def test_a_path_naming_no_parameter_lists_the_valid_ones() -> None:
     assert _error({"fusions.rrf.k2": [1]}) == (
         "sweep.grid.fusions.rrf.k2: unknown parameter 'k2' of fusion 'rrf'; "
-        "valid parameters: k_rrf, weights"
+        "valid parameters: cutoff, inputs, k_rrf, level, weights"
     )
     msg = _error({"retrievers.bm25.k2": [1]})
     assert msg.startswith("sweep.grid.retrievers.bm25.k2: unknown parameter 'k2' of retriever")
@@ -583,7 +583,7 @@ def test_toml_dotted_keys_read_as_paths(tmp_path: Path) -> None:
         ),
         ({"grid": {"candidates": [5]}, "objectve": "MRR"}, "sweep.objectve: Extra inputs"),
         ({"grid": {"candidates": [5]}, "objective": "Lost@5"}, "is not a quality to maximise"),
-        ({"grid": {"candidates": [5]}, "objective": "acc@5"}, "unknown objective 'acc@5'; use"),
+        ({"grid": {"candidates": [5]}, "objective": "acc@5"}, "'acc@5' is not a retrieval measure"),
         ({"grid": {"candidates": [5]}, "select_on": "test"}, "select_on and report_on are both"),
     ],
 )

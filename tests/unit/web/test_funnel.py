@@ -42,6 +42,14 @@ def test_plan_follows_the_chain_that_ends_at_the_chosen_stage() -> None:
     assert keys(plan({"bm25": None, "rrf": "retrievers"}, "rrf", 5))[0] == "candidates"
 
 
+def test_plan_of_a_fusion_with_declared_inputs_unites_only_those() -> None:
+    declared = {"bm25": "corpus", "exact": "corpus", "dense": "corpus",
+                "rrf": "bm25, exact", "ce": "rrf"}  # fmt: skip
+    steps = plan(declared, "ce", 5)
+    assert keys(steps) == ["candidates", "fused", "reranked:ce", CONTEXT]
+    assert steps[0].stages == ("bm25", "exact") and steps[0].label == "candidates (bm25 ∪ exact)"
+
+
 def query(qid: str, gold: set[str], missing: set[str], **steps: set[str]) -> FunnelQuery:
     return FunnelQuery(qid, frozenset(gold), frozenset(missing), steps)
 

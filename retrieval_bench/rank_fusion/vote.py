@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import Fusion, query_ids, resolve_weights
+from retrieval_bench.rank_fusion.base import Fusion, query_ids, resolve_weights
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 

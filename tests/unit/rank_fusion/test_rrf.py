@@ -6,7 +6,7 @@ import pytest
 
 from retrieval_bench import registry
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.rrf import RRFFusion
+from retrieval_bench.rank_fusion.rrf import RRFFusion
 from retrieval_bench.types import Run
 
 A = Run("dense", {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}, "q2": {"d9": 1.0}})

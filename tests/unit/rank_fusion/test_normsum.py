@@ -8,7 +8,7 @@ import pytest
 
 from retrieval_bench import registry
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.normsum import NormSumFusion, maxnorm, minmax, zscore
+from retrieval_bench.rank_fusion.normsum import NormSumFusion, maxnorm, minmax, zscore
 from retrieval_bench.types import Run
 
 A = Run("dense", {"q1": {"d1": 0.9, "d2": 0.7, "d3": 0.1}})

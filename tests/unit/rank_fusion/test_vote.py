@@ -6,8 +6,8 @@ import pytest
 
 from retrieval_bench import registry
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.rrf import RRFFusion
-from retrieval_bench.fusion.vote import VoteFusion, default_depth, tie_scale
+from retrieval_bench.rank_fusion.rrf import RRFFusion
+from retrieval_bench.rank_fusion.vote import VoteFusion, default_depth, tie_scale
 from retrieval_bench.types import Run
 
 A = Run("dense", {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.5, "d4": 0.1}, "q2": {"d9": 1.0}})

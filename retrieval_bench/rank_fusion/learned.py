@@ -11,7 +11,7 @@ each source ``s`` (keyed by run name, so source order does not matter) a
 candidate ``d`` gets three features, 0 where ``s`` did not return ``d``:
 
 * ``s:score``   — ``s``'s score, min-max normalised within the query (all
-  equal → 1.0, as :func:`~retrieval_bench.fusion.normsum.minmax`);
+  equal → 1.0, as :func:`~retrieval_bench.rank_fusion.normsum.minmax`);
 * ``s:rr``      — reciprocal rank ``1 / rank_s(d)`` (ranks as :meth:`Run.ranked`);
 * ``s:present`` — 1.0;
 
@@ -43,16 +43,16 @@ import numpy.typing as npt
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import Fusion, query_ids
-from retrieval_bench.fusion.normsum import minmax
 from retrieval_bench.metrics.retrieval.spans import overlaps
+from retrieval_bench.rank_fusion.base import Fusion, query_ids
+from retrieval_bench.rank_fusion.normsum import minmax
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.runs.file_ids import file_path
 from retrieval_bench.types import Example, Run
 
 FloatArray = npt.NDArray[np.float64]
 
-FORMAT = "retrieval_bench.fusion.learned/1"
+FORMAT = "retrieval_bench.fusion.learned/1"  # a file-format id: stays as first written
 PER_SOURCE = ("score", "rr", "present")
 NOT_FITTED = "learned fusion needs a training split: set train_split in the dataset config"
 

@@ -10,15 +10,15 @@ import pytest
 
 from retrieval_bench.cli.parser import build_parser
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.ltr import LTRFusion, LTRModel
-from retrieval_bench.fusion.ltr_features import (
+from retrieval_bench.rank_fusion.ltr import LTRFusion, LTRModel
+from retrieval_bench.rank_fusion.ltr_features import (
     PRIORS,
     doc_path,
     feature_names,
     lift_to_files,
     path_priors,
 )
-from retrieval_bench.fusion.ltr_fit import (
+from retrieval_bench.rank_fusion.ltr_fit import (
     TrainingSet,
     _rows,
     file_metric,

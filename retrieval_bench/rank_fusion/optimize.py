@@ -37,12 +37,13 @@ from typing import Any, NamedTuple
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import Fusion
-from retrieval_bench.fusion.learned import NOT_FITTED
-from retrieval_bench.fusion.normsum import NormSumFusion
-from retrieval_bench.fusion.rrf import RRFFusion
-from retrieval_bench.fusion.vote import VoteFusion
-from retrieval_bench.metrics.retrieval.scoring import budget_label, evaluate_stage
+from retrieval_bench.measures import parse_measure
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
+from retrieval_bench.rank_fusion.base import Fusion
+from retrieval_bench.rank_fusion.learned import NOT_FITTED
+from retrieval_bench.rank_fusion.normsum import NormSumFusion
+from retrieval_bench.rank_fusion.rrf import RRFFusion
+from retrieval_bench.rank_fusion.vote import VoteFusion
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Example, Run
 
@@ -86,26 +87,13 @@ def metric_cutoffs(metric: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
     ``R@10`` → ``((10,), ())``; ``F1@8k`` → ``((1,), (8000,))``; ``MRR`` → ``((1,), ())``.
     """
-    if "@" not in metric:
-        return (1,), ()
-    cut = metric.rsplit("@", 1)[1]
-    if cut.isdigit() and int(cut) > 0:
-        return (int(cut),), ()
-    if cut.endswith("k"):
-        try:
-            budget = round(float(cut[:-1]) * 1000)
-        except ValueError:
-            budget = 0
-        if budget > 0 and budget_label(budget) == cut:
-            return (1,), (budget,)
-    raise ConfigError(
-        f"metric {metric!r}: the cut-off after '@' must be a rank (R@10) or a token budget (F1@8k)"
-    )
+    measure = parse_measure(metric, strict=True)
+    return (measure.cutoff or 1,), (() if measure.budget is None else (measure.budget,))
 
 
 def score_run(run: Run, examples: Sequence[Example], corpus: Corpus, metric: str) -> float:
     """Mean of ``metric`` over ``examples`` for ``run`` (a :class:`ConfigError` if not produced)."""
-    if metric.startswith("Lost@"):
+    if not parse_measure(metric, strict=True).higher_is_better:
         raise ConfigError(
             f"metric {metric!r} counts lost gold files; it is not a quality to maximise"
         )

@@ -10,9 +10,9 @@ import pytest
 
 from retrieval_bench.cli import EXIT_BAD_INPUT, main
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.ltr_fit import TrainingSet, fit_ltr, fold_of
+from retrieval_bench.rank_fusion.ltr_fit import TrainingSet, fit_ltr, fold_of
 from retrieval_bench.types import Run
-from tests.unit.fusion.test_ltr import FILES, _stored_run
+from tests.unit.rank_fusion.test_ltr import FILES, _stored_run
 
 
 def _same_fold_questions(folds: int) -> list[str]:

@@ -5,7 +5,7 @@ Training data are the per-stage TREC runs of stored benchmark runs
 (``queries.jsonl``, after any gold remapping), optionally restricted to one split
 (the row's ``split``, or the dataset's ``hash_split`` when the run set one). Every
 candidate file of every question is one row (features:
-:mod:`retrieval_bench.fusion.ltr_features`), labelled 1 when it is a gold file.
+:mod:`retrieval_bench.rank_fusion.ltr_features`), labelled 1 when it is a gold file.
 
 Fitting: scikit-learn's ``LogisticRegression`` (L2, lbfgs,
 ``class_weight="balanced"``, ``random_state`` fixed) on standardised features.
@@ -34,8 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.ltr import FORMAT, LinearModel, LTRModel
-from retrieval_bench.fusion.ltr_features import doc_path, file_features, lift_to_files
+from retrieval_bench.measures import parse_measure
 from retrieval_bench.metrics.retrieval.ranking import (
     Judged,
     all_found,
@@ -45,6 +44,8 @@ from retrieval_bench.metrics.retrieval.ranking import (
     reciprocal_rank,
     success,
 )
+from retrieval_bench.rank_fusion.ltr import FORMAT, LinearModel, LTRModel
+from retrieval_bench.rank_fusion.ltr_features import doc_path, file_features, lift_to_files
 from retrieval_bench.runs.file_ids import file_id
 from retrieval_bench.store.trec import read_run
 from retrieval_bench.types import Run
@@ -184,15 +185,16 @@ _MEASURES: dict[str, Callable[[Judged, int], FloatArray]] = {
 def _measure(objective: str) -> Callable[[Judged], FloatArray]:
     """The per-query measure of ``objective`` over judged rankings (the metric
     code the stage tables use: docs/metrics.md)."""
-    if objective == "MRR":
+    parsed = parse_measure(objective)
+    if str(parsed) == "MRR":
         return reciprocal_rank
-    name, _, k_text = objective.partition("@")
-    measure = _MEASURES.get(name)
-    if measure is None or not k_text.isdigit() or int(k_text) < 1:
+    measure = _MEASURES.get(parsed.family) if not parsed.level else None
+    cutoff = parsed.cutoff
+    if measure is None or cutoff is None:
         raise ConfigError(
             f"fit-ltr: objective {objective!r}: choose one of {', '.join(OBJECTIVES)}"
         )
-    return lambda judged: measure(judged, int(k_text))
+    return lambda judged: measure(judged, cutoff)
 
 
 def file_metric(ranked: Sequence[str], gold: frozenset[str], objective: str) -> float:

@@ -11,14 +11,14 @@ import pytest
 from retrieval_bench import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.learned import (
+from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
+from retrieval_bench.rank_fusion.learned import (
     NOT_FITTED,
     LearnedFusion,
     candidate_features,
     feature_names,
     relevance_label,
 )
-from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.types import Chunk, Example, Run, Span
 
 N_FILES = 40

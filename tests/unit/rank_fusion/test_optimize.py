@@ -11,15 +11,15 @@ import pytest
 from retrieval_bench import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.normsum import NormSumFusion
-from retrieval_bench.fusion.optimize import (
+from retrieval_bench.rank_fusion.normsum import NormSumFusion
+from retrieval_bench.rank_fusion.optimize import (
     K_RRF_GRID,
     OptimizedFusion,
     metric_cutoffs,
     optimize_weights,
     score_run,
 )
-from retrieval_bench.fusion.rrf import RRFFusion
+from retrieval_bench.rank_fusion.rrf import RRFFusion
 from retrieval_bench.types import Chunk, Example, Run
 
 
@@ -159,12 +159,12 @@ def test_metric_cutoffs() -> None:
     assert metric_cutoffs("line_F1@8.192k") == ((1,), (8192,))
     assert metric_cutoffs("MRR") == ((1,), ())
     for bad in ("R@0", "R@x", "F1@k", "F1@0.0001k"):
-        with pytest.raises(ConfigError, match="cut-off"):
+        with pytest.raises(ConfigError, match="is not a retrieval measure"):
             metric_cutoffs(bad)
 
 
 def test_bad_inputs_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match="unknown metric"):
+    with pytest.raises(ConfigError, match="'Recall@10' is not a retrieval measure"):
         optimize_weights(RRFFusion, [GOOD, BAD], DEV, CORPUS, metric="Recall@10")
     with pytest.raises(ConfigError, match="gold_spans"):
         optimize_weights(RRFFusion, [GOOD, BAD], DEV, CORPUS, metric="chunk_MRR")
@@ -190,5 +190,5 @@ def test_bad_inputs_are_config_errors() -> None:
         OptimizedFusion(base_params={"weights": {"good": 1.0}})
     with pytest.raises(ConfigError, match="base_params"):
         OptimizedFusion(base_params={"k_rff": 10})
-    with pytest.raises(ConfigError, match="cut-off"):
+    with pytest.raises(ConfigError, match="'R@ten' is not a retrieval measure"):
         OptimizedFusion(metric="R@ten")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrieval_bench import registry
-from retrieval_bench.fusion.concat import ConcatFusion, interleave
+from retrieval_bench.rank_fusion.concat import ConcatFusion, interleave
 from retrieval_bench.types import Run
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval_bench.fusion.base import Fusion, query_ids
+from retrieval_bench.rank_fusion.base import Fusion, query_ids
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 

@@ -1,13 +1,13 @@
 """File-level features for learning to rank (docs/stages.md#learning-to-rank).
 
-The ``ltr`` fusion (:mod:`retrieval_bench.fusion.ltr`) scores *files*. Every
+The ``ltr`` fusion (:mod:`retrieval_bench.rank_fusion.ltr`) scores *files*. Every
 input run is first lifted to files — a file scored by its best chunk, as the
 harness does for file-level fusion (docs/stages.md#external) — from the ids
 alone, so features computed offline from stored TREC runs
-(:mod:`retrieval_bench.fusion.ltr_fit`) equal the ones computed in a run.
+(:mod:`retrieval_bench.rank_fusion.ltr_fit`) equal the ones computed in a run.
 
 Per source ``s`` (keyed by stage label) a candidate file ``f`` gets the three
-features of :func:`~retrieval_bench.fusion.learned.candidate_features`
+features of :func:`~retrieval_bench.rank_fusion.learned.candidate_features`
 (``s:score`` min-max normalised in the query, ``s:rr`` = 1/rank, ``s:present``)
 and then ``n_sources``. Then the *path priors* (issue rung "priors"): how often
 a change lands in a kind of file is learned, not assumed, as the weight of
@@ -28,8 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.datasets.swebench import is_test_path
-from retrieval_bench.fusion.learned import candidate_features
-from retrieval_bench.fusion.learned import feature_names as source_feature_names
+from retrieval_bench.rank_fusion.learned import candidate_features
+from retrieval_bench.rank_fusion.learned import feature_names as source_feature_names
 from retrieval_bench.runs.file_ids import file_id, file_path
 from retrieval_bench.types import Run
 

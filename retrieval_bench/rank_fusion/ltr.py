@@ -5,13 +5,13 @@ The ``learned`` fusion fits on a ``train_split`` of the *same* snapshot; a
 benchmark with one repository state per question has no such split. Here the
 model is fitted once, outside the run, by ``rbench fit-ltr`` on the stored runs
 of *other* questions (e.g. pairs mined from git histories:
-:mod:`retrieval_bench.fusion.ltr_fit`), and the config names the model file:
+:mod:`retrieval_bench.rank_fusion.ltr_fit`), and the config names the model file:
 
     fusions:
       - {name: ltr, model_file: ltr-history.json}
 
 Model: pointwise logistic regression over the features of
-:mod:`retrieval_bench.fusion.ltr_features` (per-source score, reciprocal rank,
+:mod:`retrieval_bench.rank_fusion.ltr_features` (per-source score, reciprocal rank,
 presence, ``n_sources`` and the path priors), standardised with the training
 mean and scale — the linear fusion of Vogt & Cottrell (1999) as a learning-to-rank
 model (Cooper, Gey & Dabney, SIGIR 1992). The fused score of a file is the
@@ -38,13 +38,13 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.fusion.base import Fusion, query_ids
-from retrieval_bench.fusion.ltr_features import feature_names, file_features, lift_to_files
+from retrieval_bench.rank_fusion.base import Fusion, query_ids
+from retrieval_bench.rank_fusion.ltr_features import feature_names, file_features, lift_to_files
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]
-FORMAT = "retrieval_bench.fusion.ltr/1"
+FORMAT = "retrieval_bench.fusion.ltr/1"  # a file-format id: stays as first written
 
 
 @dataclass(frozen=True)
