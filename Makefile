@@ -47,7 +47,7 @@ STRICT_TYPED := retrieval_bench/registry.py retrieval_bench/stage.py \
 	retrieval_bench/chunking/base.py retrieval_bench/retrieval/base.py \
 	retrieval_bench/rank_fusion/base.py retrieval_bench/reranking/base.py \
 	retrieval_bench/metrics/answer/base.py retrieval_bench/llm/lazy.py \
-	retrieval_bench/harness/stages.py examples/custom_retriever.py
+	retrieval_bench/harness/run/stages.py examples/custom_retriever.py
 LINTED := retrieval_bench tests benchmarks examples
 
 ## Everything the tests need, then the whole suite (unit, reference checks, integration, golden).

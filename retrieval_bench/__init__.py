@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from retrieval_bench.api import compare, evaluate, query, run
     from retrieval_bench.builder import Experiment, Pipeline, Stage, fusion, reranker, retriever
     from retrieval_bench.config import BenchmarkConfig, load_config
-    from retrieval_bench.harness.runner import BenchmarkResult
+    from retrieval_bench.harness.run.runner import BenchmarkResult
     from retrieval_bench.stage_graph import StageGraph
     from retrieval_bench.types import Chunk, Example, Run, StageResult
 
@@ -31,7 +31,7 @@ _EXPORTS = {
                                 "retriever"),
     "retrieval_bench.api": ("compare", "evaluate", "query", "run"),  # not index: a subpackage
     "retrieval_bench.config": ("BenchmarkConfig", "load_config"),
-    "retrieval_bench.harness.runner": ("BenchmarkResult",),
+    "retrieval_bench.harness.run.runner": ("BenchmarkResult",),
     "retrieval_bench.stage_graph": ("StageGraph",),
     "retrieval_bench.types": ("Chunk", "Example", "Run", "StageResult"),
 }  # fmt: skip

@@ -18,13 +18,13 @@ from retrieval_bench import registry
 from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.config import BenchmarkConfig, load_config
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.pipeline import (
+from retrieval_bench.harness.run.prepare import (
     build_corpus,
     index_name,
     make_chunker,
     needs_vectors,
 )
-from retrieval_bench.harness.runner import BenchmarkResult, run_benchmark
+from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
 from retrieval_bench.progress import Progress, for_label
 from retrieval_bench.snapshot import open_snapshot
 from retrieval_bench.specs import StageSpec
@@ -32,8 +32,8 @@ from retrieval_bench.types import Chunk
 from retrieval_bench.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where they are used: a plain ``run`` never loads them
-    from retrieval_bench.harness.comparison import Comparison
-    from retrieval_bench.harness.eval_predictions import EvalOutcome
+    from retrieval_bench.harness.compare.comparison import Comparison
+    from retrieval_bench.harness.eval.predictions import EvalOutcome
     from retrieval_bench.index.build_stats import BuildStats
 
 
@@ -142,11 +142,11 @@ def compare(
     allow_different_data: bool = False,
 ) -> Comparison:
     """``rbench compare``: paired per-query comparison of stored runs (``RUN`` or
-    ``RUN:STAGE``); the options are :func:`retrieval_bench.harness.compare.compare_runs`'s
+    ``RUN:STAGE``); the options are :func:`retrieval_bench.harness.compare.runs.compare_runs`'s
     (runs whose dataset fingerprints differ raise ``DifferentDataError`` unless
     ``allow_different_data``; ``n_resamples`` None: its default).
-    :func:`retrieval_bench.harness.compare.gate` finds regressions."""
-    from retrieval_bench.harness.compare import DEFAULT_RESAMPLES, compare_runs
+    :func:`retrieval_bench.harness.compare.runs.gate` finds regressions."""
+    from retrieval_bench.harness.compare.runs import DEFAULT_RESAMPLES, compare_runs
     from retrieval_bench.store.db import ResultsDB
 
     ws = workspace or Workspace.default()
@@ -171,7 +171,7 @@ def evaluate(
     """``rbench eval``: score a predictions JSONL with any metric set (default: the
     text metrics; ``config``: a file with ``answer_metrics:``). Returns the
     outcome (``.result.aggregates[metric].mean``, ``.run_id``)."""
-    from retrieval_bench.harness.eval_predictions import evaluate_predictions
+    from retrieval_bench.harness.eval.predictions import evaluate_predictions
 
     ws = workspace or Workspace.default()
     return evaluate_predictions(

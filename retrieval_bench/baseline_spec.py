@@ -3,7 +3,7 @@ per-stage table's paired columns and the fusion guard compare with
 (docs/metrics.md#paired-columns-of-the-per-stage-table).
 
 A module below :mod:`retrieval_bench.config` (it imports nothing of the toolkit),
-read by it and by :mod:`retrieval_bench.harness.paired`.
+read by it and by :mod:`retrieval_bench.harness.compare.paired`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ STAGE_LEVEL_METRICS = ("seconds", "llm_calls", "llm_cache_hits", "llm_tokens")
 
 class BaselineSpec(BaseModel):
     """``baseline: {stage: bm25, metric: Acc@5}``; either key may be left out (the
-    defaults are resolved by :func:`retrieval_bench.harness.paired.resolve_baseline`:
+    defaults are resolved by :func:`retrieval_bench.harness.compare.paired.resolve_baseline`:
     the first retriever; the first per-query metric of ``table_columns``, else
     ``R@<table_k>``)."""
 

@@ -37,7 +37,7 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.stage_graph import StageGraph
 
 if TYPE_CHECKING:
-    from retrieval_bench.harness.runner import BenchmarkResult
+    from retrieval_bench.harness.run.runner import BenchmarkResult
     from retrieval_bench.progress import Progress
     from retrieval_bench.workspace import Workspace
 
@@ -294,7 +294,7 @@ class Experiment:
         self, workspace: Workspace | None = None, progress: Progress | None = None
     ) -> BenchmarkResult:
         """Run it as ``rbench run`` runs a config file: stored, fingerprinted, resumable."""
-        from retrieval_bench.harness.runner import run_benchmark
+        from retrieval_bench.harness.run.runner import run_benchmark
 
         return run_benchmark(self.config(), workspace, progress)
 

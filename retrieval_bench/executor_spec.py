@@ -2,7 +2,7 @@
 run (docs/configuration.md#executor).
 
 A module below :mod:`retrieval_bench.config` (it imports nothing of the toolkit),
-read by it and by :mod:`retrieval_bench.harness.executors`;
+read by it and by :mod:`retrieval_bench.harness.run.executors`;
 ``retrieval_bench.config`` re-exports both names.
 """
 

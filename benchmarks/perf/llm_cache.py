@@ -20,7 +20,7 @@ from pathlib import Path
 from perf_common import write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.config import parse_config
-from retrieval_bench.harness.runner import run_benchmark
+from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.llm.local_server import LocalServer
 from retrieval_bench.workspace import Workspace
 

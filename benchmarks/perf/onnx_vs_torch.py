@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from perf_common import DATA_ROOT, write_result  # sibling module: the scripts run standalone
 
-from retrieval_bench.harness.pipeline import make_chunker
+from retrieval_bench.harness.run.prepare import make_chunker
 from retrieval_bench.index.embed import SentenceTransformerEmbedder, default_model_path
 from retrieval_bench.index.onnx_backend import OnnxEmbedder
 

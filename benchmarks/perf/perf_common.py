@@ -77,8 +77,8 @@ def machine() -> dict[str, Any]:
 def timed_run(cfg: Any, workspace: Path) -> tuple[float, Any, dict[str, Any]]:
     """``(seconds, result, provenance)`` of ``run_benchmark(cfg)`` in ``workspace``, the
     stages warmed first (their modules imported, the chunker's tokenizer loaded)."""
-    from retrieval_bench.harness.runner import run_benchmark
-    from retrieval_bench.harness.validate import validate_stages
+    from retrieval_bench.harness.run.runner import run_benchmark
+    from retrieval_bench.harness.run.validate import validate_stages
     from retrieval_bench.workspace import Workspace
 
     validate_stages(cfg)

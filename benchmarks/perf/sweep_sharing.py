@@ -87,7 +87,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from retrieval_bench.config import parse_config
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
     from retrieval_bench.snapshot import open_snapshot
     from retrieval_bench.sweep.grid import expand
     from retrieval_bench.sweep.runner import run_sweep

@@ -16,7 +16,7 @@ Columns: Acc@1/3/5/10, MRR, R@10 and the stage's seconds over the whole run
 (index + search, all splits); ``--markdown`` prints a markdown table.
 
 Per split, as in ``rbench run``'s per-stage table
-(:mod:`retrieval_bench.harness.paired`): ``Δ<metric> vs <baseline>`` and ``p``
+(:mod:`retrieval_bench.harness.compare.paired`): ``Δ<metric> vs <baseline>`` and ``p``
 (every stage paired with the baseline stage per query on that split: two-sided
 randomisation test, Holm-adjusted across the split's stages), and the fusion
 guard (a fusion significantly worse than its best input on that split gets a
@@ -37,9 +37,14 @@ import json
 from pathlib import Path
 
 from retrieval_bench.datasets.splits import question_splits
-from retrieval_bench.harness.paired import decode, encode, fusion_inputs, paired_view
-from retrieval_bench.harness.paired import resolve_baseline as default_baseline
-from retrieval_bench.harness.report import paired_cells, paired_header, paired_notes, stage_label
+from retrieval_bench.harness.compare.paired import decode, encode, fusion_inputs, paired_view
+from retrieval_bench.harness.compare.paired import resolve_baseline as default_baseline
+from retrieval_bench.harness.run.report import (
+    paired_cells,
+    paired_header,
+    paired_notes,
+    stage_label,
+)
 
 COLUMNS = ("Acc@1", "Acc@3", "Acc@5", "Acc@10", "MRR", "R@10")
 
@@ -51,7 +56,7 @@ def tables(
     metric: str | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """split → stage → column → mean (plus ``n``, ``seconds`` and the split's paired
-    entries, :func:`retrieval_bench.harness.paired.encode`)."""
+    entries, :func:`retrieval_bench.harness.compare.paired.encode`)."""
     run = json.loads((run_dir / "run.json").read_text())
     config = run["run"]["config"]
     questions = Path(config["datasets"][0]["questions"])

@@ -6,7 +6,7 @@ test's p-value before and after Holm's correction, and marks: ``▲``/``▼`` fo
 a change in the better/worse direction, ``*`` / ``**`` / ``***`` when the
 Holm-adjusted p is below alpha, alpha/5, alpha/50. ``--gate BASELINE`` makes
 the exit status 1 when some run is significantly worse than BASELINE on the
-gate metric(s). The statistics live in :mod:`retrieval_bench.harness.compare`,
+gate metric(s). The statistics live in :mod:`retrieval_bench.harness.compare.runs`,
 imported when the command runs (it loads scipy).
 
 Above the tables: each run's config and data, a ``warning:`` line when runs on
@@ -25,8 +25,8 @@ from typing import Any
 
 from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, workspace
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
-from retrieval_bench.harness.comparison import Comparison, ComparisonRow
+from retrieval_bench.harness.compare.comparison import Comparison, ComparisonRow
+from retrieval_bench.harness.compare.defaults import DEFAULT_RESAMPLES
 from retrieval_bench.text_table import aligned
 
 EXIT_GATE_FAILED = EXIT_FAILED
@@ -132,7 +132,7 @@ def _gate_line(row: ComparisonRow) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Run ``rbench compare``; exit 1 only when the gate finds a significant regression."""
-    from retrieval_bench.harness.compare import compare_runs, gate
+    from retrieval_bench.harness.compare.runs import compare_runs, gate
     from retrieval_bench.store.db import ResultsDB
 
     if args.gate and args.baseline and args.gate != args.baseline:

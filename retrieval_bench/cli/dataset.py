@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def cmd_dataset(args: argparse.Namespace) -> int:
     from retrieval_bench.datasets import jsonl
-    from retrieval_bench.harness.report import count_noun
+    from retrieval_bench.harness.run.report import count_noun
 
     if args.dataset_cmd == "inspect":
         loaded = jsonl.load_examples(Path(args.file))

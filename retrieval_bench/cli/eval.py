@@ -1,6 +1,6 @@
 """``rbench eval PREDICTIONS.jsonl``: score a predictions file and print the scores.
 
-The scoring and storing is :func:`retrieval_bench.harness.eval_predictions.evaluate_predictions`;
+The scoring and storing is :func:`retrieval_bench.harness.eval.predictions.evaluate_predictions`;
 this module prints its outcome (a table, or ``--json``) and writes ``--out``.
 
 Exit codes: 0 scored (some samples may have failed: they are reported); 1
@@ -26,7 +26,7 @@ SHOWN_FAILURES = 10
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run ``rbench eval`` (flags: :mod:`retrieval_bench.cli.parser`); returns the exit code."""
-    from retrieval_bench.harness.eval_predictions import evaluate_predictions, write_jsonl
+    from retrieval_bench.harness.eval.predictions import evaluate_predictions, write_jsonl
 
     outcome = evaluate_predictions(
         args.predictions,

@@ -17,7 +17,7 @@ from retrieval_bench.cli.common import EXIT_OK, loads_line, reporter, workspace
 
 def cmd_run(args: argparse.Namespace) -> int:
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.report import (
+    from retrieval_bench.harness.run.report import (
         count_noun,
         csv_tables,
         failed_note,
@@ -26,7 +26,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         span_columns,
         stage_columns,
     )
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
 
     cfg = load_config(args.config, data_root=args.data_root)
     if args.k is not None:  # the printed cut-off; computed too if the config does not
@@ -60,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     answers = result.answer_stage.summary() if result.answer_stage is not None else None
     if args.json:
-        from retrieval_bench.harness.paired import decode
+        from retrieval_bench.harness.compare.paired import decode
 
         out = {"run_id": result.run_id, "tables": result.tables, "counts": result.counts,
                "failed_questions": result.failed}  # fmt: skip

@@ -132,8 +132,8 @@ def _rebuild(ws: Workspace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Run ``rbench show RUN_ID``: the table on stdout, notes for a reader after it."""
-    from retrieval_bench.harness.paired import decode
-    from retrieval_bench.harness.report import (
+    from retrieval_bench.harness.compare.paired import decode
+    from retrieval_bench.harness.run.report import (
         answer_aggregates,
         failed_note,
         format_answer_table,
@@ -225,7 +225,7 @@ def _paired_at_k(
     run's; for another subset the columns are left out, with a note (what to run
     instead). Returns the table and that note."""
     from retrieval_bench.config import ANSWER_STAGE
-    from retrieval_bench.harness import paired
+    from retrieval_bench.harness.compare import paired
 
     view = paired.decode(table)
     table_k = int(run.config.get("table_k", 10))

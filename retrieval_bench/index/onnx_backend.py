@@ -105,7 +105,7 @@ def _export(model_path: Path, new: Path) -> None:
 
 def exported_model(model_path: Path, models_dir: Path, quantized: bool) -> Path:
     """The ONNX file of ``model_path`` (exported on first use)."""
-    from retrieval_bench.snapshot_build import build_aside
+    from retrieval_bench.snapshot.build import build_aside
 
     dest = export_dir(model_path, models_dir)
     with _EXPORT_LOCK:

@@ -5,7 +5,7 @@ The grid's paths (docs/configuration.md#sweep) are read and checked by
 does not take or a stage that is not registered fails the sweep with the path
 in the message, before any work. A cell's config is the base with its
 assignments applied, validated again (the schema, then
-:func:`~retrieval_bench.harness.validate.validate_stages`): a value of the
+:func:`~retrieval_bench.harness.run.validate.validate_stages`): a value of the
 wrong type fails there, not in cell 37 of 40 after an hour. When
 ``chunker.name`` is swept, a cell with another chunker than the base's keeps
 only the base chunker parameters it takes (``tokenizer``, not ``ast``'s
@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness import validate
+from retrieval_bench.harness.run import validate
 from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.specs import format_validation_error
 from retrieval_bench.sweep.paths import STAGE_LISTS, Target, normalised, target, text

@@ -26,7 +26,7 @@ from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness import validate
+from retrieval_bench.harness.run import validate
 from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 
 STAGE_LISTS: dict[str, Registry[Any]] = {

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.harness.results import DatasetOutcome
+from retrieval_bench.harness.run.results import DatasetOutcome
 from retrieval_bench.metrics.stats.bootstrap_ci import bootstrap_ci
 from retrieval_bench.metrics.stats.holm import holm
 from retrieval_bench.metrics.stats.randomisation import randomisation_test

@@ -28,17 +28,17 @@ from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.checkpoints import Checkpoints, group_key
-from retrieval_bench.harness.executors import Executor, SerialExecutor, make_executor
-from retrieval_bench.harness.groups import colliding_ids, merge_outcomes, plan_groups
-from retrieval_bench.harness.outputs import write_outputs
-from retrieval_bench.harness.pipeline import PreparedDataset, Progress, select_questions
-from retrieval_bench.harness.provenance import run_provenance
-from retrieval_bench.harness.recording import record_results
-from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
-from retrieval_bench.harness.runner import summarise
-from retrieval_bench.harness.snapshot_work import make_llm_provider, release_llm
-from retrieval_bench.harness.validate import check_stage_inputs, validate_stages
+from retrieval_bench.harness.run.checkpoints import Checkpoints, group_key
+from retrieval_bench.harness.run.executors import Executor, SerialExecutor, make_executor
+from retrieval_bench.harness.run.groups import colliding_ids, merge_outcomes, plan_groups
+from retrieval_bench.harness.run.outputs import write_outputs
+from retrieval_bench.harness.run.prepare import PreparedDataset, Progress, select_questions
+from retrieval_bench.harness.run.provenance import run_provenance
+from retrieval_bench.harness.run.recording import record_results
+from retrieval_bench.harness.run.results import BenchmarkResult, DatasetOutcome
+from retrieval_bench.harness.run.runner import summarise
+from retrieval_bench.harness.run.snapshot_work import make_llm_provider, release_llm
+from retrieval_bench.harness.run.validate import check_stage_inputs, validate_stages
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.store.db import ResultsDB, failure_reason
 from retrieval_bench.store.runfile import save_run_file

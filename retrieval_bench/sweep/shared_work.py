@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.harness.graph_run import NodeOutput, run_graph
-from retrieval_bench.harness.stages import StageContext
+from retrieval_bench.harness.run.graph_run import NodeOutput, run_graph
+from retrieval_bench.harness.run.stages import StageContext
 from retrieval_bench.types import StageResult
 
 
@@ -48,7 +48,7 @@ class WorkCounts:
 @dataclass
 class SharedStages:
     """The memo of stage runs over one prepared snapshot (one chunker setting): a
-    :class:`~retrieval_bench.harness.graph_run.StageMemo` keyed by the stage graph's
+    :class:`~retrieval_bench.harness.run.graph_run.StageMemo` keyed by the stage graph's
     node keys."""
 
     ctx: StageContext

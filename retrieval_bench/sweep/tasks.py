@@ -2,7 +2,7 @@
 work (docs/sweeps.md#shared-work).
 
 A :class:`SweepTask` is the sweep's counterpart of
-:class:`~retrieval_bench.harness.snapshot_work.GroupTask`: one snapshot group
+:class:`~retrieval_bench.harness.run.snapshot_work.GroupTask`: one snapshot group
 of one dataset, but every cell of the sweep. :func:`run_sweep_task` opens the
 snapshot once, chunks it once per distinct chunker setting (cells that differ
 only downstream share the chunks), runs each distinct stage once
@@ -21,12 +21,17 @@ from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec
 from retrieval_bench.errors import RBenchError
-from retrieval_bench.harness.pipeline import Progress, needs_vectors, prepare_snapshot
-from retrieval_bench.harness.results import DatasetOutcome
-from retrieval_bench.harness.snapshot_refs import SnapshotRef
-from retrieval_bench.harness.snapshot_work import make_llm_provider, open_ref, score_dataset, slim
-from retrieval_bench.harness.stages import StageContext
+from retrieval_bench.harness.run.prepare import Progress, needs_vectors, prepare_snapshot
+from retrieval_bench.harness.run.results import DatasetOutcome
+from retrieval_bench.harness.run.snapshot_work import (
+    make_llm_provider,
+    open_ref,
+    score_dataset,
+    slim,
+)
+from retrieval_bench.harness.run.stages import StageContext
 from retrieval_bench.llm.lazy import LazyLLM
+from retrieval_bench.snapshot.refs import SnapshotRef
 from retrieval_bench.sweep.progress import CellProgress
 from retrieval_bench.sweep.shared_work import SharedStages, WorkCounts, stage_cost
 from retrieval_bench.types import Example

@@ -4,7 +4,7 @@ prints for the same pair (docs/metrics.md#multiple-comparisons).
 
 Like the CLI it names each run's config and data, says which stages only one
 run has (they are not compared) and refuses runs on different data
-(:mod:`retrieval_bench.harness.compare_sides`): :func:`different_data_page` says
+(:mod:`retrieval_bench.harness.compare.sides`): :func:`different_data_page` says
 why, with a link that compares anyway (``allow_different_data=1``), and the page
 then shows the warning above the table.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval_bench.harness.comparison import Comparison
+from retrieval_bench.harness.compare.comparison import Comparison
 from retrieval_bench.web.html import esc, link, num, page, pval, table
 from retrieval_bench.web.rundata import href, open_db, run_href
 from retrieval_bench.workspace import Workspace
@@ -69,7 +69,7 @@ def compare_page(ws: Workspace, base: str, cand: str, allow_different_data: bool
     """Base vs candidate with the CLI's defaults (test, α, resamples, seed), so the page
     shows the p-values ``rbench compare BASE CAND`` prints; runs on different data
     raise ``DifferentDataError`` unless ``allow_different_data``."""
-    from retrieval_bench.harness.compare import DEFAULT_RESAMPLES, compare_runs
+    from retrieval_bench.harness.compare.runs import DEFAULT_RESAMPLES, compare_runs
 
     with open_db(ws) as db:
         db.get_run(base.split(":", 1)[0])  # both sides may be RUN or RUN:STAGE

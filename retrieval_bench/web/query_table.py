@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.comparison import higher_is_better
+from retrieval_bench.harness.compare.comparison import higher_is_better
 from retrieval_bench.web.html import count, esc, link, num, sort_header, table_with_head
 from retrieval_bench.web.rundata import href, query_href, run_href
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.config import ANSWER_STAGE
-from retrieval_bench.harness.report import failed_note, stored_failures
+from retrieval_bench.harness.run.report import failed_note, stored_failures
 from retrieval_bench.store.db import ResultsDB, RunRecord
 from retrieval_bench.web.html import esc, link, metric_cell, page, table
 from retrieval_bench.web.query_table import query_table

@@ -4,7 +4,7 @@
 The run page shows the columns ``rbench run`` prints — P/R/F1/Acc at ``table_k``,
 MRR, nDCG, F1 at each token budget, ``lost``, ``seconds`` (and the config's own
 ``table_columns``) — plus ``failed``, with the paired columns of
-:mod:`retrieval_bench.harness.paired`, and the span-level table when the run
+:mod:`retrieval_bench.harness.compare.paired`, and the span-level table when the run
 scored gold line spans. Every metric is formatted by
 :func:`retrieval_bench.web.html.metric_cell`. The runs list shows each run's
 Acc@k (the CLI's headline and the sweep's objective) of its best stage.
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from retrieval_bench.harness.paired import decode
-from retrieval_bench.harness.report import (
+from retrieval_bench.harness.compare.paired import decode
+from retrieval_bench.harness.run.report import (
     paired_cells,
     paired_header,
     paired_notes,

@@ -93,7 +93,7 @@ def test_bm25_rung_agrees_with_whole_file_bm25(workspace: Path) -> None:
         pytest.skip(f"{DATA} is not here (the shared data folder)")
     pytest.importorskip("bm25s")
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
     from retrieval_bench.specs import StageSpec
     from retrieval_bench.workspace import Workspace
 

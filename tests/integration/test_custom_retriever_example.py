@@ -13,7 +13,7 @@ import pytest
 
 from retrieval_bench.config import load_config
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.runner import run_benchmark
+from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.workspace import Workspace
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, main
-from retrieval_bench.harness.eval_predictions import build, consistency_reports, judges
+from retrieval_bench.harness.eval.predictions import build, consistency_reports, judges
 from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.factory import as_spec
 from retrieval_bench.store.db import ResultsDB
@@ -235,7 +235,7 @@ def test_llm_judge_against_the_real_model_with_a_consistency_check(
 def test_python_api_mirrors_eval_and_compare(workspace: Path, tmp_path: Path) -> None:
     """api.evaluate stores a run like ``rbench eval``; api.compare pairs two of them."""
     from retrieval_bench import api
-    from retrieval_bench.harness.compare import gate
+    from retrieval_bench.harness.compare.runs import gate
     from retrieval_bench.workspace import Workspace
 
     ws = Workspace(workspace)

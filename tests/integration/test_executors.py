@@ -13,7 +13,7 @@ import pytest
 
 from retrieval_bench.cli import main
 from retrieval_bench.config import load_config
-from retrieval_bench.harness import groups
+from retrieval_bench.harness.run import groups
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.workspace import Workspace
 from tests.unit.datasets.gitrepo import GitRepo, needs_git

@@ -39,7 +39,7 @@ METRICS = (
 
 def _run(home: Path) -> Any:
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
     from retrieval_bench.workspace import Workspace
 
     # relative paths in the config resolve against its own folder, wherever we run from

@@ -17,8 +17,8 @@ import pytest
 
 from retrieval_bench.chunking.base import chunk_tree
 from retrieval_bench.config import BenchmarkConfig, parse_config
-from retrieval_bench.harness.pipeline import make_chunker
-from retrieval_bench.harness.runner import BenchmarkResult, run_benchmark
+from retrieval_bench.harness.run.prepare import make_chunker
+from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
 from retrieval_bench.workspace import Workspace
 from tests.unit.datasets.gitrepo import GitRepo, needs_git
 

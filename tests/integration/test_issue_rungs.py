@@ -124,7 +124,7 @@ def config(tmp_path: Path) -> Path:
 
 def test_issue_rungs_find_what_raw_bm25_misses(config: Path, workspace: Path) -> None:
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
     from retrieval_bench.workspace import Workspace
 
     result = run_benchmark(load_config(config), Workspace(workspace))

@@ -17,7 +17,7 @@ import pytest
 
 from retrieval_bench.cli import EXIT_FAILED, EXIT_OK, main
 from retrieval_bench.config import parse_config
-from retrieval_bench.harness.runner import BenchmarkResult, run_benchmark
+from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
 from retrieval_bench.llm.cache import ResponseCache
 from retrieval_bench.llm.local_server import LocalServer, ServerState
 from retrieval_bench.workspace import Workspace
@@ -169,7 +169,7 @@ def test_server_killed_mid_run_then_resumed_from_cache(tmp_path: Path) -> None:
 
 
 def test_empty_query_makes_no_call(server: ServerState, tmp_path: Path) -> None:
-    from retrieval_bench.harness.pipeline import build_corpus
+    from retrieval_bench.harness.run.prepare import build_corpus
     from retrieval_bench.llm.factory import make_llm
     from retrieval_bench.registry import create
     from retrieval_bench.snapshot import open_snapshot

@@ -11,7 +11,7 @@ import pytest
 
 from retrieval_bench.config import StageSpec
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.pipeline import needs_vectors
+from retrieval_bench.harness.run.prepare import needs_vectors
 from retrieval_bench.index.embed import SentenceTransformerEmbedder, default_model_path
 from retrieval_bench.index.onnx_backend import OnnxEmbedder, export_dir
 from retrieval_bench.retrieval.dense import DenseRetriever

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from retrieval_bench.cli import EXIT_OK, main
-from retrieval_bench.harness import pipeline
+from retrieval_bench.harness.run import prepare as pipeline
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.workspace import Workspace
 from tests.integration.conftest import FIXTURES, write_config

@@ -14,7 +14,7 @@ import pytest
 import retrieval_bench as rb
 from retrieval_bench.config import load_config
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.runner import run_benchmark
+from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.workspace import Workspace
 
 BM25 = rb.retriever("bm25")

@@ -14,7 +14,7 @@ from retrieval_bench import registry
 from retrieval_bench.config import parse_config
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.validate import accepted_parameters, validate_stages
+from retrieval_bench.harness.run.validate import accepted_parameters, validate_stages
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.rank_fusion.base import Fusion
 from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry

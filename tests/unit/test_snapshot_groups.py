@@ -14,7 +14,7 @@ import pytest
 from retrieval_bench.cli import EXIT_OK, main
 from retrieval_bench.config import parse_config
 from retrieval_bench.datasets.swebench import load_swebench
-from retrieval_bench.harness.runner import run_benchmark
+from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.workspace import Workspace
 from tests.unit.test_snapshot_sources import _tarball
 

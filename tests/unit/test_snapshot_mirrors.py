@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench import snapshot_mirrors
 from retrieval_bench.errors import SnapshotError
+from retrieval_bench.snapshot import mirrors as snapshot_mirrors
 from retrieval_bench.snapshot import open_snapshot
-from retrieval_bench.snapshot_mirrors import mirror_path, open_mirror
-from retrieval_bench.snapshot_sources import open_repo, resolve_repo_commits
+from retrieval_bench.snapshot.mirrors import mirror_path, open_mirror
+from retrieval_bench.snapshot.sources import open_repo, resolve_repo_commits
 from tests.unit.datasets.gitrepo import GitRepo, needs_git
 
 pytestmark = needs_git

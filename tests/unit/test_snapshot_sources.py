@@ -13,7 +13,7 @@ import pytest
 
 from retrieval_bench.errors import SnapshotError
 from retrieval_bench.snapshot import file_sha256
-from retrieval_bench.snapshot_sources import (
+from retrieval_bench.snapshot.sources import (
     open_repo,
     open_tarball,
     repo_locations,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from retrieval_bench.harness.compare_sides import DifferentDataError
+from retrieval_bench.harness.compare.sides import DifferentDataError
 from retrieval_bench.web import compare
 from retrieval_bench.workspace import Workspace
 

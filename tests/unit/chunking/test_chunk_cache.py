@@ -15,7 +15,7 @@ from retrieval_bench.chunking.cache import (
     chunk_cache_enabled,
     chunk_tree_cached,
 )
-from retrieval_bench.harness.pipeline import build_corpus, make_chunker
+from retrieval_bench.harness.run.prepare import build_corpus, make_chunker
 from retrieval_bench.snapshot import Snapshot
 from retrieval_bench.workspace import Workspace
 

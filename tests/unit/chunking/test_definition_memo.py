@@ -9,7 +9,7 @@ import pytest
 from retrieval_bench.chunking import ast as ast_chunker
 from retrieval_bench.chunking import definition_memo
 from retrieval_bench.files import SourceFile
-from retrieval_bench.harness.pipeline import make_chunker
+from retrieval_bench.harness.run.prepare import make_chunker
 
 
 def _big_class(name: str, n: int, body: str = "return self.value + {i}") -> str:

@@ -14,8 +14,8 @@ import pytest
 
 from retrieval_bench.config import BenchmarkConfig, load_config, parse_config
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.answers import DEFAULT_ANSWER_METRICS
-from retrieval_bench.harness.runner import BenchmarkResult, run_benchmark
+from retrieval_bench.harness.answers.dataset import DEFAULT_ANSWER_METRICS
+from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
 from retrieval_bench.llm.base import ChatRequest, LLMUnavailableError
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.workspace import Workspace
@@ -196,7 +196,7 @@ def test_default_metrics_and_llm_metrics_count_their_calls(
 
 
 def test_answer_stages_compare_like_eval_runs(repo: Path, clients: list[FakeClient]) -> None:
-    from retrieval_bench.harness.compare import compare_runs
+    from retrieval_bench.harness.compare.runs import compare_runs
 
     first = run(repo, "h", answerer=ANSWERER, answer_metrics=["token_f1"])
     second = run(repo, "h", answerer={**ANSWERER, "rung": "bare"}, answer_metrics=["token_f1"])

@@ -19,7 +19,7 @@ import pytest
 from retrieval_bench.cli import EXIT_BAD_INPUT, main
 from retrieval_bench.datasets.jsonl import dataset_fingerprint, load_examples
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.compare import (
+from retrieval_bench.harness.compare.runs import (
     Comparison,
     compare_runs,
     gate,

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_OK, main
-from retrieval_bench.harness.compare import compare_runs
-from retrieval_bench.harness.compare_sides import DifferentDataError
+from retrieval_bench.harness.compare.runs import compare_runs
+from retrieval_bench.harness.compare.sides import DifferentDataError
 from retrieval_bench.store.db import ResultsDB
 from tests.unit.harness.test_compare import BASE_R, CAND_R, rows
 

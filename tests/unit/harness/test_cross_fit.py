@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.harness.stages import cross_fitted_run
+from retrieval_bench.harness.run.stages import cross_fitted_run
 from retrieval_bench.types import Example, Run
 
 

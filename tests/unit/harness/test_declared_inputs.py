@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from retrieval_bench.harness.runner import run_benchmark
+from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.workspace import Workspace
 from tests.unit.harness.test_answers import config, repo  # noqa: F401  (fixture)

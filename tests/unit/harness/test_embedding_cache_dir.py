@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from retrieval_bench.cli import EXIT_OK, main
-from retrieval_bench.harness.stages import StageContext
+from retrieval_bench.harness.run.stages import StageContext
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.specs import StageSpec

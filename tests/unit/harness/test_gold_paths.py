@@ -10,8 +10,8 @@ from pathlib import Path
 
 from retrieval_bench.config import parse_config
 from retrieval_bench.datasets.splits import with_hash_split
-from retrieval_bench.harness.pipeline import remap_gold_by_suffix
-from retrieval_bench.harness.runner import run_benchmark
+from retrieval_bench.harness.run.prepare import remap_gold_by_suffix
+from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.types import Example, Span
 from retrieval_bench.workspace import Workspace
 

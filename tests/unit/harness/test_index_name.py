@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_bench.chunking.window import WindowChunker
-from retrieval_bench.harness.pipeline import index_name
+from retrieval_bench.harness.run.prepare import index_name
 from retrieval_bench.snapshot import Snapshot
 
 VALID = re.compile(r"^[A-Za-z0-9_.-]+$")  # what CodebaseIndex accepts

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.harness.runner import _aggregate
-from retrieval_bench.harness.snapshot_work import score_dataset as _score_dataset
+from retrieval_bench.harness.run.runner import _aggregate
+from retrieval_bench.harness.run.snapshot_work import score_dataset as _score_dataset
 from retrieval_bench.runs.lifting import ranked_files
 from retrieval_bench.types import Chunk, Example, Run, StageResult
 

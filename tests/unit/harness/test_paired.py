@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench.harness.paired import (
+from retrieval_bench.harness.compare.paired import (
     GuardTest,
     StageTest,
     decode,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench.harness.report import format_table, stage_columns
+from retrieval_bench.harness.run.report import format_table, stage_columns
 
 
 def test_table_aligned_and_ordered() -> None:
@@ -25,7 +25,7 @@ def test_columns() -> None:
 def _paired_table() -> dict[str, dict[str, float]]:
     """A stage table with the paired entries of hand-built per-query values: bm25 the
     baseline, rrf-issue a fusion much worse than its best input files-issue."""
-    from retrieval_bench.harness.paired import encode, paired_view
+    from retrieval_bench.harness.compare.paired import encode, paired_view
 
     def rows(values: list[float], failed: int | None = None) -> dict[str, dict[str, float]]:
         return {f"q{i:02d}": {"Acc@5": v, "failed": float(i == failed)}
@@ -45,7 +45,7 @@ def _paired_table() -> dict[str, dict[str, float]]:
 
 
 def test_paired_columns_baseline_dash_guard_mark_and_notes() -> None:
-    from retrieval_bench.harness.paired import decode
+    from retrieval_bench.harness.compare.paired import decode
     from retrieval_bench.metrics.stats import randomisation_test
 
     table = _paired_table()
@@ -78,7 +78,7 @@ def test_paired_columns_in_markdown_and_csv() -> None:
     import csv
     import io
 
-    from retrieval_bench.harness.report import csv_tables
+    from retrieval_bench.harness.run.report import csv_tables
 
     table = _paired_table()
     md = format_table(table, ["Acc@5"], None, "T", fmt="markdown", paired=True).splitlines()

@@ -15,8 +15,8 @@ import pytest
 
 from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_OK, main
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness import runner, snapshot_work
-from retrieval_bench.harness.runner import run_benchmark
+from retrieval_bench.harness.run import runner, snapshot_work
+from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.store.runfile import RUN_FILE
 from retrieval_bench.workspace import Workspace

@@ -16,8 +16,8 @@ import pytest
 
 from retrieval_bench.config import StageSpec, parse_config
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.harness.runner import run_benchmark
-from retrieval_bench.harness.stages import StageContext, run_retriever
+from retrieval_bench.harness.run.runner import run_benchmark
+from retrieval_bench.harness.run.stages import StageContext, run_retriever
 from retrieval_bench.llm.base import ChatRequest
 from retrieval_bench.loads import timed_load
 from retrieval_bench.progress import Callback, ProgressReporter

@@ -9,7 +9,7 @@ import pytest
 
 from retrieval_bench.config import parse_config
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.validate import accepted_parameters, validate_stages
+from retrieval_bench.harness.run.validate import accepted_parameters, validate_stages
 
 
 def _cfg(**over: Any) -> Any:

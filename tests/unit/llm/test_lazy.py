@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.stages import StageContext
+from retrieval_bench.harness.run.stages import StageContext
 from retrieval_bench.llm.base import chat_request
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.metrics.answer.factory import build_metrics

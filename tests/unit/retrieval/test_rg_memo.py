@@ -10,7 +10,7 @@ import pytest
 
 from retrieval_bench.chunking.base import chunk_tree
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.harness.pipeline import make_chunker
+from retrieval_bench.harness.run.prepare import make_chunker
 from retrieval_bench.retrieval import exact as exact_module
 from retrieval_bench.retrieval.exact import ExactRetriever
 from retrieval_bench.retrieval.rg_memo import RG_MEMO

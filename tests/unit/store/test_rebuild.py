@@ -72,7 +72,7 @@ def test_unreadable_run_folders_are_reported_not_fatal(tmp_path: Path) -> None:
 
 def test_rebuild_restores_an_eval_run(tmp_path: Path) -> None:
     """``rbench eval`` runs keep their per-sample metrics in run.json (no query_metrics.jsonl)."""
-    from retrieval_bench.harness.eval_predictions import evaluate_predictions
+    from retrieval_bench.harness.eval.predictions import evaluate_predictions
 
     ws = Workspace(tmp_path / "home")
     answers = Path(__file__).resolve().parents[3] / "benchmarks/eval/fixtures_answers.jsonl"

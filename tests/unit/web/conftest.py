@@ -26,7 +26,7 @@ USE_CASE = "code_questions"
 
 def _benchmark(ws: Workspace, tmp: Path, name: str, retrievers: list[dict[str, str]]) -> str:
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
 
     cfg = {
         "name": name,

@@ -53,7 +53,7 @@ def test_compare_page_names_configs_and_the_stage_one_run_lacks(
 
 def _run(ws: Workspace, tmp: Path, name: str, questions: Path) -> str:
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
 
     cfg = {
         "name": name,

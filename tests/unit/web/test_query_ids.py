@@ -34,7 +34,7 @@ def odd_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, str, d
     """(workspace, run id, query id -> question) of a bm25 run on shopapi whose
     questions carry :data:`ODD_IDS`."""
     from retrieval_bench.config import load_config
-    from retrieval_bench.harness.runner import run_benchmark
+    from retrieval_bench.harness.run.runner import run_benchmark
 
     tmp = tmp_path_factory.mktemp("web-odd-ids")
     rows = [json.loads(x) for x in (SHOPAPI / "questions.jsonl").open(encoding="utf-8")]

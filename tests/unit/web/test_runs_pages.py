@@ -218,7 +218,7 @@ def test_web_compare_gives_the_cli_p_values_and_intervals(
     client: TestClient, bench_ws: Bench, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from retrieval_bench.cli import main
-    from retrieval_bench.harness.compare import DEFAULT_RESAMPLES
+    from retrieval_bench.harness.compare.runs import DEFAULT_RESAMPLES
     from retrieval_bench.web.html import num, pval
     from tests.unit.web.htmltables import tables
 
@@ -241,7 +241,7 @@ def test_web_compare_gives_the_cli_p_values_and_intervals(
 
 def test_cli_compare_default_resamples_is_the_shared_constant() -> None:
     from retrieval_bench.cli import build_parser
-    from retrieval_bench.harness.compare import DEFAULT_RESAMPLES, compare_runs
+    from retrieval_bench.harness.compare.runs import DEFAULT_RESAMPLES, compare_runs
 
     args = build_parser().parse_args(["compare", "a", "b"])
     assert args.resamples == DEFAULT_RESAMPLES

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
-from retrieval_bench.harness.stages import (
+from retrieval_bench.harness.run.stages import (
     StageContext,
     fitted_stage_names,
     run_fusion,

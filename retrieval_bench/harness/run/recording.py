@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from retrieval_bench.harness.answer_records import store_answers
-from retrieval_bench.harness.pipeline import PreparedDataset
-from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
+from retrieval_bench.harness.answers.records import store_answers
+from retrieval_bench.harness.run.prepare import PreparedDataset
+from retrieval_bench.harness.run.results import BenchmarkResult, DatasetOutcome
 from retrieval_bench.store.db import ResultsDB
 
 

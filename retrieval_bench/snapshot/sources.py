@@ -8,7 +8,7 @@
   source is a local git bundle, a local repository or a URL (default
   ``https://github.com/<owner>/<name>.git``; :func:`repo_locations` reads the
   overrides). It is read through its bare mirror in ``cache_dir/mirrors/``, the one
-  mirror cache ``git+URL@commit`` snapshots share (:mod:`retrieval_bench.snapshot_mirrors`:
+  mirror cache ``git+URL@commit`` snapshots share (:mod:`retrieval_bench.snapshot.mirrors`:
   cloned once, fetched once when a commit is missing); the commit's tree is made once
   in ``cache_dir/repo-trees/<tree sha>`` (content-keyed: two commits with one tree
   share it), its files hardlinked from the read-only blob store ``cache_dir/repo-blobs/``
@@ -33,8 +33,8 @@ from pathlib import Path
 
 from retrieval_bench.errors import SnapshotError
 from retrieval_bench.snapshot import Snapshot, file_sha256, read_unpack_meta, unpack_archive
-from retrieval_bench.snapshot_build import build_aside, run_command
-from retrieval_bench.snapshot_mirrors import mirror_commits, mirror_path
+from retrieval_bench.snapshot.build import build_aside, run_command
+from retrieval_bench.snapshot.mirrors import mirror_commits, mirror_path
 
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 DEFAULT_REPO_URL = "https://github.com/{repo}.git"
@@ -126,7 +126,7 @@ def resolve_repo_commits(
 
     One ``git cat-file --batch-check`` for all of them (a run over hundreds of
     questions resolves them in milliseconds, before any tree is extracted), through
-    the one mirror cache (:mod:`retrieval_bench.snapshot_mirrors`): the mirror is
+    the one mirror cache (:mod:`retrieval_bench.snapshot.mirrors`): the mirror is
     fetched from its source once when some commit is missing. A source that cannot
     be mirrored or fetched from raises.
     """

@@ -17,10 +17,10 @@ Answering (docs/stages.md#answerer) and the answer metrics
    ``answer_metrics`` (default :data:`DEFAULT_ANSWER_METRICS`). A failed answer
    is a missing value for every metric, with its error; means and bootstrap
    CIs are over all questions of all datasets.
-3. :func:`~retrieval_bench.harness.answer_records.store_answers` /
-   :func:`~retrieval_bench.harness.answer_records.write_answers` — the stage ``answer`` in the
+3. :func:`~retrieval_bench.harness.answers.records.store_answers` /
+   :func:`~retrieval_bench.harness.answers.records.write_answers` — the stage ``answer`` in the
    results database as ``rbench eval`` stores it
-   (:mod:`retrieval_bench.harness.eval_predictions`: metric means under subset
+   (:mod:`retrieval_bench.harness.eval.predictions`: metric means under subset
    ``all``, per-query values with missing ones as NULL, failures), so
    ``rbench compare RUN_A:answer RUN_B:answer`` works across benchmark and
    eval runs; and ``answers.jsonl`` in ``results/<run-id>/``, whose rows
@@ -44,7 +44,7 @@ from typing import Any
 from retrieval_bench.answering.answerer import Answer, Answerer, AnswerFailure, AnswerOutcome
 from retrieval_bench.config import ANSWER_STAGE, AnswererSpec
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.stages import STAGE_ERRORS, StageContext, stage_line
+from retrieval_bench.harness.run.stages import STAGE_ERRORS, StageContext, stage_line
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.metrics.answer.base import Aggregate, MetricBase, Sample, Score, aggregate

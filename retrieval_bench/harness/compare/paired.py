@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.baseline_spec import STAGE_LEVEL_METRICS
-from retrieval_bench.harness.comparison import higher_is_better
+from retrieval_bench.harness.compare.comparison import higher_is_better
 
 ALPHA = 0.05
 """The fusion guard's significance level."""

@@ -2,10 +2,10 @@
 (docs/architecture.md#how-a-benchmark-run-flows).
 
 The orchestration and the scoring live here; the run folder
-``<workspace>/results/<run-id>/`` is written by :mod:`~retrieval_bench.harness.outputs`,
-the provenance collected by :mod:`~retrieval_bench.harness.provenance`, and the
+``<workspace>/results/<run-id>/`` is written by :mod:`~retrieval_bench.harness.run.outputs`,
+the provenance collected by :mod:`~retrieval_bench.harness.run.provenance`, and the
 database rows (which ``rbench compare`` and the web UI read) recorded by
-:mod:`~retrieval_bench.harness.recording`.
+:mod:`~retrieval_bench.harness.run.recording`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.harness.answers import DatasetAnswers, evaluate_answers
-from retrieval_bench.harness.checkpoints import Checkpoints
-from retrieval_bench.harness.executors import Executor, SerialExecutor, make_executor
-from retrieval_bench.harness.groups import (
+from retrieval_bench.harness.answers.dataset import DatasetAnswers, evaluate_answers
+from retrieval_bench.harness.run.checkpoints import Checkpoints
+from retrieval_bench.harness.run.executors import Executor, SerialExecutor, make_executor
+from retrieval_bench.harness.run.groups import (
     GroupedDataset,
     colliding_ids,
     group_tasks,
@@ -28,24 +28,24 @@ from retrieval_bench.harness.groups import (
     plan_groups,
     run_groups,
 )
-from retrieval_bench.harness.outputs import write_outputs
-from retrieval_bench.harness.pipeline import (
+from retrieval_bench.harness.run.outputs import write_outputs
+from retrieval_bench.harness.run.prepare import (
     PreparedDataset,
     Progress,
     prepare_dataset,
     select_questions,
 )
-from retrieval_bench.harness.provenance import run_provenance
-from retrieval_bench.harness.recording import record_results
-from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
-from retrieval_bench.harness.resume import resumable_run
-from retrieval_bench.harness.snapshot_work import (
+from retrieval_bench.harness.run.provenance import run_provenance
+from retrieval_bench.harness.run.recording import record_results
+from retrieval_bench.harness.run.results import BenchmarkResult, DatasetOutcome
+from retrieval_bench.harness.run.resume import resumable_run
+from retrieval_bench.harness.run.snapshot_work import (
     GroupResult,
     make_llm_provider,
     release_llm,
     run_stages,
 )
-from retrieval_bench.harness.validate import check_stage_inputs, validate_stages
+from retrieval_bench.harness.run.validate import check_stage_inputs, validate_stages
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.loads import loads_since
 from retrieval_bench.store.db import ResultsDB, failure_reason
@@ -132,8 +132,8 @@ def _threshold_sweeps(
 
 def _add_paired(result: BenchmarkResult) -> None:
     """Each subset's paired columns (every stage against the baseline, the fusion
-    guard) into its table as reserved entries (:mod:`~retrieval_bench.harness.paired`)."""
-    from retrieval_bench.harness import paired
+    guard) into its table as reserved entries (:mod:`~retrieval_bench.harness.compare.paired`)."""
+    from retrieval_bench.harness.compare import paired
 
     config = result.config.model_dump(mode="json")
     baseline, metric = paired.resolve_baseline(config)
@@ -158,7 +158,7 @@ def _add_paired(result: BenchmarkResult) -> None:
 
 def summarise(result: BenchmarkResult) -> BenchmarkResult:
     """Fill ``result``'s tables (per subset; with the paired columns of
-    :mod:`~retrieval_bench.harness.paired`), counts, questions that could not be run
+    :mod:`~retrieval_bench.harness.compare.paired`), counts, questions that could not be run
     and reranker threshold sweeps from its outcomes; returns it."""
     cfg, outcomes = result.config, result.outcomes
     unrun = {q: why for o in outcomes for q, why in o.prepared.failed_questions.items()}

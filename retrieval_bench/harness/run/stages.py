@@ -1,5 +1,5 @@
 """Running one stage of one prepared dataset: a retriever, a fusion or a reranker
-(the loop over a config's stage graph: :mod:`retrieval_bench.harness.graph_run`).
+(the loop over a config's stage graph: :mod:`retrieval_bench.harness.run.graph_run`).
 
 Wiring conventions (no if/elif per strategy): the harness reads what a stage
 needs from the flags its class declares (:class:`~retrieval_bench.stage.Stage`,
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from retrieval_bench.errors import ConfigError, RBenchError
-from retrieval_bench.harness.pipeline import PreparedDataset
+from retrieval_bench.harness.run.prepare import PreparedDataset
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.reporting import ReportingLLM

@@ -1,9 +1,11 @@
-"""One dataset through the pipeline: snapshot → chunks/index → retrievers → fusions.
+"""Preparing a dataset for its stages: its questions (splits, limits, gold paths
+remapped), its snapshot opened and chunked into a corpus, and the LanceDB index
+when a stage consumes vectors (docs/architecture.md#how-a-benchmark-run-flows).
 
-Every stage yields a :class:`StageResult`; a stage that raises is recorded as
-failed for all its queries (with the reason) and the run goes on
-(docs/architecture.md#bad-input-and-failures). Scoring happens later, in
-:mod:`retrieval_bench.harness.runner`, against the same gold for every stage.
+The stages then run over the prepared dataset in
+:mod:`retrieval_bench.harness.run.graph_run`, and are scored in
+:mod:`retrieval_bench.harness.run.snapshot_work`, against the same gold for every
+stage.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress, for_label
 from retrieval_bench.registry import CHUNKERS, RETRIEVERS
 from retrieval_bench.snapshot import Snapshot, devset_manifest_sha, open_snapshot
-from retrieval_bench.snapshot_sources import is_tarball, open_tarball
+from retrieval_bench.snapshot.sources import is_tarball, open_tarball
 from retrieval_bench.types import Example
 from retrieval_bench.workspace import Workspace
 

@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.comparison import RunSide
+from retrieval_bench.harness.compare.comparison import RunSide
 from retrieval_bench.store.records import RunRecord
 
 __all__ = ["DifferentDataError", "check_same_data", "run_side"]

@@ -1,7 +1,7 @@
 """Defaults of ``rbench compare`` shared by the CLI and the web UI.
 
 A module of its own, free of heavy imports, so that building the CLI's argument
-parser does not load the statistics code; :mod:`retrieval_bench.harness.compare`
+parser does not load the statistics code; :mod:`retrieval_bench.harness.compare.runs`
 re-exports it.
 """
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from retrieval_bench.datasets.jsonl import question_fingerprint
-from retrieval_bench.harness.answer_records import write_answers
-from retrieval_bench.harness.results import BenchmarkResult, DatasetOutcome
-from retrieval_bench.harness.snapshot_work import input_stages
+from retrieval_bench.harness.answers.records import write_answers
+from retrieval_bench.harness.run.results import BenchmarkResult, DatasetOutcome
+from retrieval_bench.harness.run.snapshot_work import input_stages
 from retrieval_bench.runs.lifting import ranked_files
 from retrieval_bench.store.trec import write_run
 from retrieval_bench.types import StageResult

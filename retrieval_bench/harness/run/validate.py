@@ -30,8 +30,8 @@ from pydantic import ConfigDict, ValidationError, create_model
 
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError, RBenchError
-from retrieval_bench.harness.groups import NAMESPACE_SEP, colliding_ids
-from retrieval_bench.harness.pipeline import select_questions
+from retrieval_bench.harness.run.groups import NAMESPACE_SEP, colliding_ids
+from retrieval_bench.harness.run.prepare import select_questions
 from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.specs import StageSpec, format_validation_error
 from retrieval_bench.stage import Stage

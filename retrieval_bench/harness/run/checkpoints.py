@@ -1,7 +1,7 @@
 """Finished snapshot groups of a run, kept so an interrupted run resumes without
 redoing them (docs/architecture.md#executors).
 
-Each finished group's :class:`~retrieval_bench.harness.snapshot_work.GroupResult`
+Each finished group's :class:`~retrieval_bench.harness.run.snapshot_work.GroupResult`
 is written to ``results/<run-id>/groups/<key>.pkl`` as soon as it arrives
 (temp file + rename: a kill mid-write leaves no half file). The key is a hash
 of what the group's results depend on — the results part of the config, the

@@ -24,22 +24,22 @@ from typing import Any
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
-from retrieval_bench.harness.answers import DatasetAnswers, answer_dataset
-from retrieval_bench.harness.graph_run import run_graph
-from retrieval_bench.harness.pipeline import (
+from retrieval_bench.harness.answers.dataset import DatasetAnswers, answer_dataset
+from retrieval_bench.harness.run.graph_run import run_graph
+from retrieval_bench.harness.run.prepare import (
     PreparedDataset,
     Progress,
     open_dataset_snapshot,
     prepare_snapshot,
 )
-from retrieval_bench.harness.results import DatasetOutcome
-from retrieval_bench.harness.snapshot_refs import SnapshotRef
-from retrieval_bench.harness.stages import StageContext, any_needs_llm
+from retrieval_bench.harness.run.results import DatasetOutcome
+from retrieval_bench.harness.run.stages import StageContext, any_needs_llm
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.snapshot import Snapshot, open_snapshot
-from retrieval_bench.snapshot_sources import open_repo, open_tarball, repo_locations, repo_source
+from retrieval_bench.snapshot.refs import SnapshotRef
+from retrieval_bench.snapshot.sources import open_repo, open_tarball, repo_locations, repo_source
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.types import Example, Run, StageResult
 from retrieval_bench.workspace import Workspace

@@ -6,7 +6,7 @@
 * ``path/to/folder``: used in place; sha256 over the sorted (path, file sha256)
   of the files the ignore rules keep (see :mod:`retrieval_bench.files`).
 * ``git+<url>@<commit>`` or ``<url>.git@<commit>``: the bare mirror of the URL in
-  ``cache_dir/mirrors/`` (:mod:`retrieval_bench.snapshot_mirrors`, shared with the
+  ``cache_dir/mirrors/`` (:mod:`retrieval_bench.snapshot.mirrors`, shared with the
   per-question ``repo`` + ``commit`` snapshots; fetched when the commit is missing),
   checked out detached into ``cache_dir/git-trees/<sha>``; the full commit sha.
 * ``pypi:<name>==<version>`` or ``<name>==<version>``: the sdist from
@@ -34,9 +34,9 @@ from typing import Literal
 
 from retrieval_bench.errors import SnapshotError
 from retrieval_bench.files import IgnoreRules, walk_kept
-from retrieval_bench.snapshot_build import build_aside, run_command
-from retrieval_bench.snapshot_build import snapshot_error as _fail
-from retrieval_bench.snapshot_mirrors import location, mirror_commits
+from retrieval_bench.snapshot.build import build_aside, run_command
+from retrieval_bench.snapshot.build import snapshot_error as _fail
+from retrieval_bench.snapshot.mirrors import location, mirror_commits
 
 SnapshotKind = Literal["folder", "git", "pypi", "tarball", "repo", "groups"]
 """``groups``: the stand-in of a dataset whose questions have their own snapshots."""

@@ -3,7 +3,7 @@
 Every git snapshot reads its repository through a bare mirror in
 ``cache_dir/mirrors/<sha256(location)[:16]>``: a ``git+URL@commit`` snapshot
 (:mod:`retrieval_bench.snapshot`) and a row's ``repo`` + ``commit``
-(:mod:`retrieval_bench.snapshot_sources`) that name the same source share one
+(:mod:`retrieval_bench.snapshot.sources`) that name the same source share one
 mirror, cloned once. The location (:func:`location`) is a URL as written, or a
 local repository, mirror or git bundle by its absolute path.
 
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from retrieval_bench.errors import SnapshotError
-from retrieval_bench.snapshot_build import build_aside, locked, run_command
+from retrieval_bench.snapshot.build import build_aside, locked, run_command
 
 MIRRORS = "mirrors"
 """The folder of the cache that holds the mirrors."""

@@ -9,7 +9,7 @@ Usable without the retrieval pipeline: the rows only need a prediction and
 section); without either, the default text metrics run. The model client is
 built only when a metric asks for one.
 
-Like a benchmark run (:mod:`retrieval_bench.harness.runner`), an evaluation is
+Like a benchmark run (:mod:`retrieval_bench.harness.run.runner`), an evaluation is
 stored — a run in the SQLite results database with one stage, ``answer``,
 holding the metric means and the per-sample values (missing ones as NULL), and
 ``results/<run-id>/`` with ``config.json`` (with provenance), ``scores.jsonl``

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.harness.pipeline import PreparedDataset
+from retrieval_bench.harness.run.prepare import PreparedDataset
 from retrieval_bench.store.provenance import provenance
 from retrieval_bench.version import __version__
 

@@ -2,7 +2,7 @@
 asked against, each group run as one task on the run's executor
 (docs/datasets.md#per-question-snapshots, docs/architecture.md#executors).
 
-Which snapshot a row names is read by :mod:`~retrieval_bench.harness.snapshot_refs`;
+Which snapshot a row names is read by :mod:`~retrieval_bench.snapshot.refs`;
 ``repo`` + ``commit`` rows are resolved to exact commits up front (one git call
 per repository), so rows asked at one commit form one group and a commit the
 mirror lacks is a failed group at once. Trees are extracted by the task that
@@ -10,7 +10,7 @@ needs them. A group whose snapshot cannot be opened or chunked is skipped with
 one warning line and recorded in the provenance; the other groups run, and its
 questions stay in the dataset as misses, 0 in every metric
 (docs/metrics.md#questions-that-could-not-be-run). Each
-finished group is checkpointed (:mod:`~retrieval_bench.harness.checkpoints`),
+finished group is checkpointed (:mod:`~retrieval_bench.harness.run.checkpoints`),
 and the groups of a dataset are merged, in group order whatever the executor,
 into one :class:`DatasetOutcome`, so the tables, drill-down and stored runs
 cover every question of the dataset.
@@ -29,16 +29,16 @@ from retrieval_bench.config import BenchmarkConfig, DatasetSpec
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.jsonl import dataset_fingerprint
 from retrieval_bench.errors import SnapshotError
-from retrieval_bench.harness.answers import DatasetAnswers
-from retrieval_bench.harness.checkpoints import Checkpoints, group_key
-from retrieval_bench.harness.executors import Executor, SerialExecutor
-from retrieval_bench.harness.pipeline import PreparedDataset, Progress, select_questions
-from retrieval_bench.harness.results import DatasetOutcome
-from retrieval_bench.harness.snapshot_refs import SnapshotRef, resolve_repo_refs, row_ref
-from retrieval_bench.harness.snapshot_work import GroupResult, GroupTask, run_group, score_unrun
+from retrieval_bench.harness.answers.dataset import DatasetAnswers
+from retrieval_bench.harness.run.checkpoints import Checkpoints, group_key
+from retrieval_bench.harness.run.executors import Executor, SerialExecutor
+from retrieval_bench.harness.run.prepare import PreparedDataset, Progress, select_questions
+from retrieval_bench.harness.run.results import DatasetOutcome
+from retrieval_bench.harness.run.snapshot_work import GroupResult, GroupTask, run_group, score_unrun
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.snapshot import Snapshot
-from retrieval_bench.snapshot_sources import repo_locations
+from retrieval_bench.snapshot.refs import SnapshotRef, resolve_repo_refs, row_ref
+from retrieval_bench.snapshot.sources import repo_locations
 from retrieval_bench.types import Example, Run, StageResult
 from retrieval_bench.workspace import Workspace
 
@@ -262,7 +262,7 @@ def merge_outcomes(
     """One outcome per dataset from its groups' outcomes (query ids are disjoint).
 
     The questions of ``shell.snapshot_failures`` stay in the dataset, scored 0 in
-    every stage (:func:`~retrieval_bench.harness.snapshot_work.score_unrun`), and
+    every stage (:func:`~retrieval_bench.harness.run.snapshot_work.score_unrun`), and
     are listed in ``shell.failed_questions``."""
     kept = {e.id: e for o in outcomes for e in o.prepared.examples}  # gold as scored
     asked = {e.id for e in shell.examples}

@@ -3,7 +3,7 @@ of the paired tests and which metrics are better lower.
 
 Free of heavy imports (no statistics code), so the CLI's output and the web
 pages can use them without loading scipy; the comparison itself is
-:func:`retrieval_bench.harness.compare.compare_runs` (docs/metrics.md#statistics).
+:func:`retrieval_bench.harness.compare.runs.compare_runs` (docs/metrics.md#statistics).
 """
 
 from __future__ import annotations

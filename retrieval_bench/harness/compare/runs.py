@@ -19,7 +19,7 @@ Pairing of targets (``RUN`` or ``RUN:STAGE``):
 - ``RUN:S`` vs ``RUN``: stage S of both runs.
 
 Ids pair only questions of the same data: runs whose dataset fingerprints differ
-are refused unless allowed (:mod:`retrieval_bench.harness.compare_sides`), and
+are refused unless allowed (:mod:`retrieval_bench.harness.compare.sides`), and
 the stages a ``RUN`` vs ``RUN`` pairing leaves out are listed (``stage_gaps``).
 
 Multiple comparisons: the Holm–Bonferroni step-down correction (Holm 1979,
@@ -32,8 +32,8 @@ both runs) are not tests and stay out of the family, with p_holm = 1.
 A row is significant when its Holm-adjusted p-value is below ``alpha``.
 
 Subsets (``all``, ``dataset=NAME``, ``KEY=true|false``) are recovered by
-:mod:`retrieval_bench.harness.subsets`. The result types (:class:`Comparison`,
-its rows) are :mod:`retrieval_bench.harness.comparison`, re-exported here.
+:mod:`retrieval_bench.harness.run.subsets`. The result types (:class:`Comparison`,
+its rows) are :mod:`retrieval_bench.harness.compare.comparison`, re-exported here.
 """
 
 from __future__ import annotations
@@ -45,9 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.compare_defaults import DEFAULT_RESAMPLES
-from retrieval_bench.harness.compare_sides import check_same_data, run_side
-from retrieval_bench.harness.comparison import (
+from retrieval_bench.harness.compare.comparison import (
     TESTS,
     Comparison,
     ComparisonRow,
@@ -55,7 +53,9 @@ from retrieval_bench.harness.comparison import (
     StageGap,
     higher_is_better,
 )
-from retrieval_bench.harness.subsets import subset_members
+from retrieval_bench.harness.compare.defaults import DEFAULT_RESAMPLES
+from retrieval_bench.harness.compare.sides import check_same_data, run_side
+from retrieval_bench.harness.run.subsets import subset_members
 from retrieval_bench.metrics import stats
 from retrieval_bench.store.db import ResultsDB, UnknownRunError
 
@@ -261,7 +261,7 @@ def compare_runs(
     database) is read for ``dataset=NAME`` subsets. Runs on different data (their
     dataset fingerprints differ) raise ``DifferentDataError`` unless
     ``allow_different_data``, which records a warning in ``data_warnings`` instead
-    (:mod:`retrieval_bench.harness.compare_sides`).
+    (:mod:`retrieval_bench.harness.compare.sides`).
     """
     if test not in TESTS:
         raise ConfigError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")

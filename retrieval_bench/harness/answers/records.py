@@ -1,5 +1,5 @@
 """The answer stage's records: its row in the results database and
-``answers.jsonl`` in the run folder (step 3 of :mod:`retrieval_bench.harness.answers`).
+``answers.jsonl`` in the run folder (step 3 of :mod:`retrieval_bench.harness.answers.dataset`).
 
 Stored as ``rbench eval`` stores a run (metric means under subset ``all``,
 per-query values with missing ones as NULL, failures), so ``rbench compare
@@ -15,7 +15,7 @@ from typing import Any
 
 from retrieval_bench.answering.answerer import Answer, AnswerFailure, linked_text
 from retrieval_bench.config import ANSWER_STAGE
-from retrieval_bench.harness.answers import AnswerSection
+from retrieval_bench.harness.answers.dataset import AnswerSection
 from retrieval_bench.metrics.answer.evaluator import nan_if_missing
 from retrieval_bench.store.db import ResultsDB
 

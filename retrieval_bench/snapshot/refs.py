@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-from retrieval_bench.config import DatasetSpec
 from retrieval_bench.errors import SnapshotError
-from retrieval_bench.snapshot_sources import is_tarball, repo_source, resolve_repo_commits
+from retrieval_bench.snapshot.sources import is_tarball, repo_source, resolve_repo_commits
 from retrieval_bench.types import Example
 
 
@@ -42,7 +41,18 @@ class SnapshotRef:
         return Path(self.target).name if self.kind == "tarball" else self.target
 
 
-def row_ref(example: Example, spec: DatasetSpec) -> SnapshotRef | None:
+class RowSource(Protocol):
+    """What :func:`row_ref` reads of a dataset spec (``config.DatasetSpec``)."""
+
+    @property
+    def questions(self) -> Path: ...
+    @property
+    def repo(self) -> str | None: ...
+    @property
+    def commit_is(self) -> str: ...
+
+
+def row_ref(example: Example, spec: RowSource) -> SnapshotRef | None:
     """The snapshot ``example`` names itself, None when it uses the dataset's."""
     meta = example.meta
     snap = meta.get("snapshot")

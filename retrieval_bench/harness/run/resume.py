@@ -3,7 +3,7 @@
 A run can be resumed when it was interrupted or failed and its config — the
 part that decides results, so not the executor — is the one given now; its
 finished snapshot groups are then taken from their checkpoints
-(:mod:`~retrieval_bench.harness.checkpoints`).
+(:mod:`~retrieval_bench.harness.run.checkpoints`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from retrieval_bench.harness.paired import PairedView, decode
+from retrieval_bench.harness.compare.paired import PairedView, decode
 from retrieval_bench.measures import budget_label
 from retrieval_bench.text_table import aligned
 
@@ -294,7 +294,7 @@ def format_answer_table(
 def format_answer_section(name: str, summary: Mapping[str, Any]) -> str:
     """The ``answers`` section of ``rbench run``: what was answered from which stage,
     the metric table, the answer stage's LLM use and how the cited files check out
-    (``summary``: :meth:`retrieval_bench.harness.answers.AnswerSection.summary`)."""
+    (``summary``: :meth:`retrieval_bench.harness.answers.dataset.AnswerSection.summary`)."""
     n, failed = summary["questions"], summary["failed"]
     title = (
         f"\n{name} answers (rung {summary['rung']}, top {summary['k']} chunks of "

@@ -1,8 +1,8 @@
 """What a benchmark run produced: per-dataset outcomes and the run's result.
 
-Built by :mod:`retrieval_bench.harness.runner`, written to ``results/<run-id>/``
-by :mod:`retrieval_bench.harness.outputs` and to the results database by
-:mod:`retrieval_bench.harness.recording`.
+Built by :mod:`retrieval_bench.harness.run.runner`, written to ``results/<run-id>/``
+by :mod:`retrieval_bench.harness.run.outputs` and to the results database by
+:mod:`retrieval_bench.harness.run.recording`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.harness.answers import AnswerSection
-from retrieval_bench.harness.pipeline import PreparedDataset
+from retrieval_bench.harness.answers.dataset import AnswerSection
+from retrieval_bench.harness.run.prepare import PreparedDataset
 from retrieval_bench.types import StageResult
 
 

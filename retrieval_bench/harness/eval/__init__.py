@@ -1,0 +1,1 @@
+"""Scoring a predictions file with answer metrics (``rbench eval``)."""
