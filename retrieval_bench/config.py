@@ -31,11 +31,10 @@ import hashlib
 import json
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -47,9 +46,9 @@ from pydantic import (
 
 from retrieval_bench.baseline_spec import BaselineSpec
 from retrieval_bench.data_root import check_data_files, expand_data_root
+from retrieval_bench.dataset_spec import DatasetSpec, MetricsSpec  # re-exported
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.executor_spec import ExecutorSpec  # re-exported (executor_spec.py)
-from retrieval_bench.files import check_include
 from retrieval_bench.llm.settings import LLMSpec
 from retrieval_bench.measures import parse_measure
 from retrieval_bench.specs import (
@@ -59,58 +58,6 @@ from retrieval_bench.specs import (
     format_validation_error,
 )
 from retrieval_bench.stage_graph import StageGraph, compile_stages
-
-
-class DatasetSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    questions: Path
-    snapshot: str | None = None
-    """A folder, tarball, ``git+URL@COMMIT`` or ``NAME==VERSION`` (PyPI sdist): the
-    snapshot of rows that name none themselves (docs/datasets.md#per-question-snapshots)."""
-    repo: str | None = None
-    """``owner/name`` of rows that give a ``commit`` but no ``repo``."""
-    commit_is: Literal["state", "parent"] = "state"
-    """A row's ``commit`` is the state asked about, or the change whose parent is."""
-    sha256: str | None = None
-    """Expected sdist sha256 (PyPI snapshots); looked up in the devsets manifest if absent."""
-    split: str | None = None
-    """Only examples of this split (e.g. ``dev``); None = all."""
-    limit: int | None = Field(default=None, gt=0)
-    train_split: str | None = None
-    """Split that trains the learned stages (``learned``/``optimized`` fusion,
-    ``dense-adapted``); it must differ from ``split``."""
-    train_limit: int | None = Field(default=None, gt=0)
-    """Only the first N training examples (LLM stages also run on them)."""
-    ignore: list[str] = Field(default_factory=list)
-    """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
-    include: Annotated[list[str], AfterValidator(check_include)] = Field(default_factory=list)
-    """Globs such as ``*.py``: only the files one of them matches are kept (docs/datasets.md)."""
-    gold_paths: Literal["exact", "suffix"] = "exact"
-    """``suffix``: a gold path the snapshot lacks is mapped to the one snapshot file
-    whose path ends with ``/<gold path>`` (labels made against a release whose layout
-    moved, e.g. ``requests/x.py`` → ``src/requests/x.py``; docs/datasets.md#missing-gold)."""
-    hash_split: float | None = Field(default=None, gt=0, lt=1)
-    """Every question gets its split from a hash of its id: this fraction ``test``, the
-    rest ``dev``, replacing any split the rows carry (stable across runs and machines;
-    docs/datasets.md#splits)."""
-
-
-class MetricsSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
-    budgets: list[int] = Field(default_factory=lambda: [8000])
-    """Token budgets of context (file-level P/R/F1 at each)."""
-    subsets: list[str] = Field(default_factory=lambda: ["leaks_path"])
-    """Boolean example metadata keys to report on/off separately (docs/metrics.md#aggregation)."""
-
-    @field_validator("ks", "budgets")
-    @classmethod
-    def _positive(cls, v: list[int]) -> list[int]:
-        if not v or any(x <= 0 for x in v):
-            raise ValueError("must be a non-empty list of positive integers")
-        return sorted(set(v))
-
 
 ANSWER_RUNGS = ("bare", "instructions", "where_to_look", "file_tree")
 """The answer-prompt rungs (docs/stages.md#answerer; :mod:`retrieval_bench.answering.prompts`)."""
@@ -265,10 +212,12 @@ class BenchmarkConfig(BaseModel):
         for key in ("table_columns", "repos", "baseline"):  # and for the later optional keys
             if not data.get(key):
                 data.pop(key, None)
+        if data.get("metrics", {}).get("levels") == ["file", "module", "function"]:
+            data["metrics"].pop("levels")  # the default: configs from before the key
         for ds in data.get("datasets", []):
             for key, default in (
                 ("repo", None), ("commit_is", "state"), ("gold_paths", "exact"),
-                ("hash_split", None),
+                ("hash_split", None), ("gold_functions", None),
             ):  # fmt: skip
                 if ds.get(key) == default:
                     ds.pop(key, None)
@@ -305,6 +254,8 @@ def parse_config(
         for ds in cfg.datasets:
             if not ds.questions.is_absolute():
                 ds.questions = (base_dir / ds.questions).resolve()
+            if ds.gold_functions is not None and not ds.gold_functions.is_absolute():
+                ds.gold_functions = (base_dir / ds.gold_functions).resolve()
             if ds.snapshot is None:
                 continue
             snap = Path(ds.snapshot)

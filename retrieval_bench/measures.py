@@ -27,10 +27,13 @@ WHOLE = frozenset({"MRR", "MAP"})
 """Families over the whole ranking (no cut)."""
 BUDGETED = frozenset({"P", "R", "F1"})
 """Families cut at a token budget: ``F1@8k`` (docs/metrics.md#token-budgets)."""
+_ENTITY = frozenset({"P", "R", "Hit", "Acc", "nDCG", "MRR", "MAP"})
 LEVELS: dict[str, frozenset[str]] = {
     "": RANKED | WHOLE,
-    "chunk_": frozenset({"P", "R", "Hit", "Acc", "nDCG", "MRR", "MAP"}),
+    "chunk_": _ENTITY,
     "line_": frozenset({"P", "R", "F1"}),
+    "module_": _ENTITY,
+    "function_": _ENTITY,
 }
 """Level prefix → the families measured there (file level: no prefix)."""
 LOWER = frozenset({"Lost"})
@@ -38,7 +41,9 @@ LOWER = frozenset({"Lost"})
 LOWER_IS_BETTER = frozenset({"lost", "failed", "seconds", "llm_calls", "llm_tokens"})
 """Opaque names (per-query bookkeeping and costs) where smaller is better."""
 
-_FORM = re.compile(r"^(?P<level>chunk_|line_)?(?P<family>[A-Za-z][A-Za-z0-9]*)(?:@(?P<cut>\S+))?$")
+_FORM = re.compile(
+    r"^(?P<level>chunk_|line_|module_|function_)?(?P<family>[A-Za-z][A-Za-z0-9]*)(?:@(?P<cut>\S+))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ def parse_measure(text: str, strict: bool = False) -> Measure:
             ranked = cut is not None and cut.isdigit() and family in RANKED
             if ranked and int(cut) > 0 and str(int(cut)) == cut:
                 return Measure(family, cutoff=int(cut), level=level)
-            if cut is not None and family in BUDGETED and level != "chunk_":
+            if cut is not None and family in BUDGETED and level in ("", "line_"):
                 budget = _budget(cut)
                 if budget is not None:
                     return Measure(family, budget=budget, level=level)

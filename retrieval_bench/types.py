@@ -57,6 +57,9 @@ class Example:
     reference_answer: str | None = None
     split: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    gold_functions: tuple[str, ...] = ()
+    """Gold functions and classes as ``path:Qualified.name`` (LocAgent's ids); their
+    modules are the top-level names (docs/metrics.md#function-and-module-level)."""
 
 
 class Run:
@@ -103,6 +106,13 @@ class Run:
                     seen[cid] = 1.0 / (pos + 1)
             scores[qid] = seen
         return cls(name, scores)
+
+
+def module_of(entity: str) -> str:
+    """The module of a function entity: ``path:Class`` for ``path:Class.method``
+    (docs/metrics.md#function-and-module-level)."""
+    path, _, name = entity.rpartition(":")
+    return f"{path}:{name.split('.', 1)[0]}"
 
 
 PARENT_CORPUS = "corpus"

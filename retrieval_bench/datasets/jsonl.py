@@ -20,14 +20,16 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import DatasetError
 from retrieval_bench.types import Example, Span
 
-CORE_KEYS = ("id", "query", "gold_files", "gold_spans", "reference_answer", "split")
+CORE_KEYS = (
+    "id", "query", "gold_files", "gold_spans", "reference_answer", "split", "gold_functions",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,24 @@ def example_from_row(row: Any) -> Example:
         reference_answer=optional["reference_answer"],
         split=optional["split"],
         meta=meta,
+        gold_functions=parse_entities(row.get("gold_functions"), qid),
     )
+
+
+def parse_entities(value: Any, qid: str) -> tuple[str, ...]:
+    """``gold_functions``: a list of ``path:Qualified.name`` strings (None: none)."""
+    if value is None:
+        return ()
+    ok = isinstance(value, list) and all(
+        isinstance(v, str) and ":" in v and v.rpartition(":")[0] and v.rpartition(":")[2]
+        for v in value
+    )
+    if not ok:
+        raise RowProblem(
+            f"id {qid!r}: 'gold_functions' must be a list of 'path:Qualified.name' strings"
+        )
+    return tuple(dict.fromkeys(f"{normalize_path(v.rpartition(':')[0])}:{v.rpartition(':')[2]}"
+                               for v in value))  # fmt: skip
 
 
 def normalize_path(path: str) -> str:
@@ -211,6 +230,8 @@ def example_to_row(example: Example) -> dict[str, Any]:
         row["reference_answer"] = example.reference_answer
     if example.split is not None:
         row["split"] = example.split
+    if example.gold_functions:
+        row["gold_functions"] = list(example.gold_functions)
     for key, value in example.meta.items():
         row.setdefault(key, value)
     return row
@@ -302,3 +323,22 @@ def missing_gold_reasons(
         return "not in the snapshot"
 
     return {path: why(path) for paths in missing.values() for path in paths}
+
+
+def merge_gold_functions(examples: list[Example], path: Path) -> list[Example]:
+    """``examples`` with the ``gold_functions`` of the rows of ``path`` (``{id,
+    gold_functions}`` JSONL) for those that carry none themselves."""
+    found: dict[str, tuple[str, ...]] = {}
+    for number, row in jsonl_rows(read_text_file(path, "gold functions file")):
+        if isinstance(row, json.JSONDecodeError) or not isinstance(row, dict):
+            raise DatasetError(f"gold functions file {path}: line {number} is not a JSON object")
+        try:
+            found[str(row.get("id"))] = parse_entities(
+                row.get("gold_functions"), str(row.get("id"))
+            )
+        except RowProblem as exc:
+            raise DatasetError(f"gold functions file {path}: line {number}: {exc}") from None
+    return [
+        replace(e, gold_functions=found[e.id]) if not e.gold_functions and e.id in found else e
+        for e in examples
+    ]

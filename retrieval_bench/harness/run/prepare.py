@@ -36,6 +36,7 @@ from retrieval_bench.datasets.jsonl import (
     check_gold,
     dataset_fingerprint,
     load_examples,
+    merge_gold_functions,
     missing_gold_reasons,
 )
 from retrieval_bench.datasets.splits import with_hash_split
@@ -267,6 +268,8 @@ def select_questions(spec: DatasetSpec) -> tuple[LoadResult, list[Example], list
             f"{where} has no valid questions: all {len(loaded.errors)} rows are invalid "
             f"(first: {first}); check them with rbench dataset inspect"
         )
+    if spec.gold_functions is not None:
+        loaded.examples = merge_gold_functions(loaded.examples, spec.gold_functions)
     if spec.hash_split is not None:
         loaded.examples = [with_hash_split(e, spec.hash_split) for e in loaded.examples]
     examples = [e for e in loaded.examples if spec.split is None or e.split == spec.split]

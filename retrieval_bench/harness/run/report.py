@@ -24,6 +24,13 @@ def span_columns(k: int) -> list[str]:
     return [f"line_P@{k}", f"line_R@{k}", f"line_F1@{k}", f"chunk_Hit@{k}", "chunk_MRR"]
 
 
+def level_columns(level: str, ks: Sequence[int], k: int) -> list[str]:
+    """Module- or function-level view (questions with gold functions): Acc at every
+    cutoff, R, MRR and nDCG at the table's k."""
+    p = f"{level}_"
+    return [*(f"{p}Acc@{c}" for c in ks), f"{p}R@{k}", f"{p}MRR", f"{p}nDCG@{k}"]
+
+
 def _fmt(value: float | None, metric: str) -> str:
     if value is None:
         return "-"

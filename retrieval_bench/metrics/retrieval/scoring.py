@@ -74,7 +74,7 @@ from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranking
 from retrieval_bench.metrics.retrieval.spans import line_prf, span_qrels
 from retrieval_bench.runs.file_ids import file_path
 from retrieval_bench.runs.lifting import ranked_files, ranked_ids
-from retrieval_bench.types import Chunk, Example, Run
+from retrieval_bench.types import Chunk, Example, Run, module_of
 
 __all__ = [
     "StageMetrics",
@@ -151,6 +151,32 @@ def _expanded(chunk_ids: Iterable[str], corpus: Corpus) -> list[str]:
         chunks = corpus.chunks_of(path) if path is not None else ()
         out.extend([c.id for c in chunks] if chunks else [cid])
     return out
+
+
+def entity_ranking(chunks: Sequence[Chunk], modules: bool = False) -> list[str]:
+    """Ranked chunks → ranked functions ``path:Class.method`` (a chunk's symbol; a
+    function ranks at its best chunk; chunks of module-level code name none), or
+    with ``modules`` their top-level names ``path:Class``
+    (docs/metrics.md#function-and-module-level)."""
+    out: dict[str, None] = {}
+    for c in chunks:
+        if c.symbol:
+            entity = f"{c.path}:{c.symbol}"
+            out.setdefault(module_of(entity) if modules else entity)
+    return list(out)
+
+
+def _gold_functions(ex: Example) -> tuple[str, ...]:
+    return ex.gold_functions
+
+
+def _gold_modules(ex: Example) -> list[str]:
+    return list(
+        dict.fromkeys(
+            f"{p}:{n.split('.', 1)[0]}"
+            for p, _, n in (g.rpartition(":") for g in ex.gold_functions)
+        )
+    )
 
 
 def _budget_cuts(chunks: Sequence[Chunk], budgets: Sequence[int]) -> list[int]:
@@ -314,6 +340,15 @@ def evaluate_stage(
             for j, m in enumerate(("P", "R", "F1")):
                 span_arrays[f"line_{m}@{lab}"] = prf[:, j]
         _collect(per_query, sums, counts, span_ids, span_arrays)
+
+    # module and function level, only for examples with gold functions
+    entity_idx = [i for i, ex in enumerate(examples) if ex.gold_functions]
+    if entity_idx:
+        entity_ids = [ids[i] for i in entity_idx]
+        for prefix, gold_of in (("function_", _gold_functions), ("module_", _gold_modules)):
+            lists = [entity_ranking(chunk_lists[i], prefix == "module_") for i in entity_idx]
+            judged = judge(lists, [dict.fromkeys(gold_of(examples[i]), 1) for i in entity_idx])
+            _collect(per_query, sums, counts, entity_ids, ranking_metrics(judged, ks, prefix))
 
     return StageMetrics(
         stage=stage or run.name,

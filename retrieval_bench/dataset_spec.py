@@ -1,0 +1,76 @@
+"""The ``datasets:`` entries and the ``metrics:`` section of a benchmark config
+(docs/configuration.md#datasets, docs/configuration.md#metrics).
+
+Below :mod:`retrieval_bench.config`, which re-exports both, so that the config
+module stays one schema and its checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from retrieval_bench.files import check_include
+
+Level = Literal["file", "module", "function"]
+LEVELS: tuple[Level, ...] = ("file", "module", "function")
+
+
+class DatasetSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    questions: Path
+    snapshot: str | None = None
+    """A folder, tarball, ``git+URL@COMMIT`` or ``NAME==VERSION`` (PyPI sdist): the
+    snapshot of rows that name none themselves (docs/datasets.md#per-question-snapshots)."""
+    repo: str | None = None
+    """``owner/name`` of rows that give a ``commit`` but no ``repo``."""
+    commit_is: Literal["state", "parent"] = "state"
+    """A row's ``commit`` is the state asked about, or the change whose parent is."""
+    sha256: str | None = None
+    """Expected sdist sha256 (PyPI snapshots); looked up in the devsets manifest if absent."""
+    split: str | None = None
+    """Only examples of this split (e.g. ``dev``); None = all."""
+    limit: int | None = Field(default=None, gt=0)
+    train_split: str | None = None
+    """Split that trains the learned stages (``learned``/``optimized`` fusion,
+    ``dense-adapted``); it must differ from ``split``."""
+    train_limit: int | None = Field(default=None, gt=0)
+    """Only the first N training examples (LLM stages also run on them)."""
+    ignore: list[str] = Field(default_factory=list)
+    """Extra gitignore-style patterns, on top of the repository's .gitignore/.rbenchignore."""
+    include: Annotated[list[str], AfterValidator(check_include)] = Field(default_factory=list)
+    """Globs such as ``*.py``: only the files one of them matches are kept (docs/datasets.md)."""
+    gold_paths: Literal["exact", "suffix"] = "exact"
+    """``suffix``: a gold path the snapshot lacks is mapped to the one snapshot file
+    whose path ends with ``/<gold path>`` (labels made against a release whose layout
+    moved, e.g. ``requests/x.py`` → ``src/requests/x.py``; docs/datasets.md#missing-gold)."""
+    gold_functions: Path | None = None
+    """A JSONL of ``{id, gold_functions}`` rows merged into the questions by id: the
+    gold functions of questions whose own rows carry none
+    (docs/metrics.md#function-and-module-level). Relative to the config file."""
+    hash_split: float | None = Field(default=None, gt=0, lt=1)
+    """Every question gets its split from a hash of its id: this fraction ``test``, the
+    rest ``dev``, replacing any split the rows carry (stable across runs and machines;
+    docs/datasets.md#splits)."""
+
+
+class MetricsSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
+    budgets: list[int] = Field(default_factory=lambda: [8000])
+    """Token budgets of context (file-level P/R/F1 at each)."""
+    subsets: list[str] = Field(default_factory=lambda: ["leaks_path"])
+    """Boolean example metadata keys to report on/off separately (docs/metrics.md#aggregation)."""
+    levels: list[Level] = Field(default_factory=lambda: list(LEVELS))
+    """Levels the tables show; module and function measures exist for questions with
+    gold functions (docs/metrics.md#function-and-module-level)."""
+
+    @field_validator("ks", "budgets")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        if not v or any(x <= 0 for x in v):
+            raise ValueError("must be a non-empty list of positive integers")
+        return sorted(set(v))
