@@ -40,7 +40,10 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
         run_dirs.append(run_dir)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     data = load_training(run_dirs, sources, args.split)
-    model = fit_ltr(data, folds=args.folds, C=args.C, seed=args.seed, objective=args.objective)
+    model = fit_ltr(
+        data, folds=args.folds, C=args.C, seed=args.seed, objective=args.objective,
+        model=args.model, cross_fit=args.cross_fit,
+    )  # fmt: skip
     write_model(model, Path(args.out))
     if args.json:
         print(json.dumps({"model": args.out, **model.meta}))
@@ -63,6 +66,14 @@ def add_fit_ltr_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
     f.add_argument("--out", required=True, metavar="FILE", help="model file to write (JSON)")
     f.add_argument("--split", help="learn only from questions of this split (e.g. dev)")
     f.add_argument("--folds", type=positive_int, default=5, help="cross-fitting folds")
+    f.add_argument(
+        "--model", choices=("logistic", "lambdarank"), default="logistic",
+        help="logistic regression, or LambdaMART (LightGBM lambdarank)",
+    )  # fmt: skip
+    f.add_argument(
+        "--cross-fit", choices=("hash", "dataset"), default="hash",
+        help="folds by the hash of the question id, or one fold per dataset (repository)",
+    )  # fmt: skip
     f.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the regression")
     f.add_argument("--seed", type=int, default=0, help="random_state of the solver and the test")
     f.add_argument(

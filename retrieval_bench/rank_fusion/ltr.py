@@ -10,7 +10,8 @@ of *other* questions (e.g. pairs mined from git histories:
     fusions:
       - {name: ltr, model_file: ltr-history.json}
 
-Model: pointwise logistic regression over the features of
+Models: pointwise logistic regression (the default), or LambdaMART (LightGBM's
+``lambdarank``: :mod:`retrieval_bench.rank_fusion.lambdamart`), over the features of
 :mod:`retrieval_bench.rank_fusion.ltr_features` (per-source score, reciprocal rank,
 presence, ``n_sources`` and the path priors), standardised with the training
 mean and scale — the linear fusion of Vogt & Cottrell (1999) as a learning-to-rank
@@ -39,6 +40,8 @@ import numpy.typing as npt
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.base import Fusion, query_ids
+from retrieval_bench.rank_fusion.lambdamart import KIND as LAMBDARANK
+from retrieval_bench.rank_fusion.lambdamart import LambdaMARTModel
 from retrieval_bench.rank_fusion.ltr_features import feature_names, file_features, lift_to_files
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
@@ -77,13 +80,25 @@ class LinearModel:
         return cls(arrays[0], arrays[1], arrays[2], float(data["intercept"]))
 
 
+RankModel = LinearModel | LambdaMARTModel
+"""A fitted model: ``predict(rows) -> scores``, ``to_dict()``."""
+
+
+def model_from_dict(data: Mapping[str, Any], n_features: int) -> RankModel:
+    """The model a file's ``full`` or fold entry holds (``kind``: ``lambdarank``, or
+    none for the logistic model files written before the key)."""
+    if data.get("kind") == LAMBDARANK:
+        return LambdaMARTModel.from_dict(data, n_features)
+    return LinearModel.from_dict(data, n_features)
+
+
 @dataclass(frozen=True)
 class LTRModel:
     """The contents of a model file: sources, the full model and the fold models."""
 
     sources: list[str]
-    full: LinearModel
-    folds: list[tuple[LinearModel, frozenset[str]]]
+    full: RankModel
+    folds: list[tuple[RankModel, frozenset[str]]]
     """(model fitted without these questions, the questions)."""
     meta: dict[str, Any]
 
@@ -91,7 +106,7 @@ class LTRModel:
     def feature_names(self) -> list[str]:
         return feature_names(self.sources)
 
-    def model_for(self, query_id: str) -> tuple[LinearModel, bool]:
+    def model_for(self, query_id: str) -> tuple[RankModel, bool]:
         """(the model to score ``query_id`` with, whether it is a held-out fold model)."""
         for model, held_out in self.folds:
             if query_id in held_out:
@@ -99,7 +114,10 @@ class LTRModel:
         return self.full, False
 
     def coefficients(self) -> dict[str, float]:
-        """Feature → coefficient of the full model (on standardised features)."""
+        """Feature → coefficient of a logistic full model (on standardised features);
+        empty for LambdaMART."""
+        if not isinstance(self.full, LinearModel):
+            return {}
         return dict(zip(self.feature_names, self.full.coef.tolist(), strict=True))
 
     def to_dict(self) -> dict[str, Any]:
@@ -123,9 +141,9 @@ class LTRModel:
             n = len(feature_names(sources))
             if list(data.get("feature_names", feature_names(sources))) != feature_names(sources):
                 raise ValueError("feature names do not match this version's features")
-            full = LinearModel.from_dict(data["full"], n)
+            full = model_from_dict(data["full"], n)
             folds = [
-                (LinearModel.from_dict(f["model"], n), frozenset(str(q) for q in f["query_ids"]))
+                (model_from_dict(f["model"], n), frozenset(str(q) for q in f["query_ids"]))
                 for f in data.get("folds", [])
             ]
         except (KeyError, TypeError, ValueError) as exc:

@@ -25,7 +25,7 @@ import json
 import math
 import os
 import platform
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,24 +34,17 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.measures import parse_measure
-from retrieval_bench.metrics.retrieval.ranking import (
-    Judged,
-    all_found,
-    judge,
-    judge_scores,
-    recall,
-    reciprocal_rank,
-    success,
-)
-from retrieval_bench.rank_fusion.ltr import FORMAT, LinearModel, LTRModel
+from retrieval_bench.rank_fusion.ltr import FORMAT, LinearModel, LTRModel, RankModel
 from retrieval_bench.rank_fusion.ltr_features import doc_path, file_features, lift_to_files
-from retrieval_bench.runs.file_ids import file_id
+from retrieval_bench.rank_fusion.ltr_selection import (
+    dataset_of,
+    objective_measure,
+    selection_check,
+)
 from retrieval_bench.store.trec import read_run
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]
-OBJECTIVES = ("Acc@k", "Hit@k", "R@k", "MRR")
 
 
 @dataclass
@@ -144,14 +137,38 @@ def fold_of(query_id: str, folds: int) -> int:
     return int.from_bytes(digest[:8], "big") % folds
 
 
-def _rows(data: TrainingSet, qids: Sequence[str]) -> tuple[FloatArray, FloatArray]:
+Rows = tuple[FloatArray, FloatArray, list[int]]
+"""Feature rows, labels, candidates per question."""
+
+
+def _rows(data: TrainingSet, qids: Sequence[str]) -> Rows:
+    """Feature rows and labels of ``qids``' candidates, and the candidates per question."""
     xs: list[FloatArray] = []
     ys: list[float] = []
+    sizes: list[int] = []
     for q in qids:
         cands, x = data.features(q)
         xs.append(x)
         ys.extend(float(doc_path(c) in data.gold[q]) for c in cands)
-    return np.vstack(xs), np.asarray(ys, dtype=np.float64)
+        sizes.append(len(cands))
+    return np.vstack(xs), np.asarray(ys, dtype=np.float64), sizes
+
+
+MODELS = ("logistic", "lambdarank")
+CROSS_FITS = ("hash", "dataset")
+
+
+def _fit(
+    kind: str, rows: tuple[FloatArray, FloatArray, list[int]], C: float, seed: int
+) -> RankModel:
+    x, y, sizes = rows
+    if kind == "lambdarank":
+        from retrieval_bench.rank_fusion.lambdamart import fit_lambdamart
+
+        if not 0 < int(y.sum()) < len(y):
+            raise ConfigError(f"fit-ltr: {len(y)} candidate files of which {int(y.sum())} gold")
+        return fit_lambdamart(x, y, sizes, seed)
+    return fit_linear(x, y, C, seed)
 
 
 def fit_linear(x: FloatArray, y: FloatArray, C: float = 1.0, seed: int = 0) -> LinearModel:
@@ -175,43 +192,6 @@ def fit_linear(x: FloatArray, y: FloatArray, C: float = 1.0, seed: int = 0) -> L
                        float(model.intercept_[0]))  # fmt: skip
 
 
-_MEASURES: dict[str, Callable[[Judged, int], FloatArray]] = {
-    "Acc": all_found,
-    "Hit": success,
-    "R": recall,
-}
-
-
-def _measure(objective: str) -> Callable[[Judged], FloatArray]:
-    """The per-query measure of ``objective`` over judged rankings (the metric
-    code the stage tables use: docs/metrics.md)."""
-    parsed = parse_measure(objective)
-    if str(parsed) == "MRR":
-        return reciprocal_rank
-    measure = _MEASURES.get(parsed.family) if not parsed.level else None
-    cutoff = parsed.cutoff
-    if measure is None or cutoff is None:
-        raise ConfigError(
-            f"fit-ltr: objective {objective!r}: choose one of {', '.join(OBJECTIVES)}"
-        )
-    return lambda judged: measure(judged, cutoff)
-
-
-def file_metric(ranked: Sequence[str], gold: frozenset[str], objective: str) -> float:
-    """One file-level metric of a ranking of paths, as docs/metrics.md defines it:
-    ``Acc@k`` every gold file in the top k, ``Hit@k`` some, ``R@k`` the share, ``MRR``."""
-    return float(_measure(objective)(judge([ranked], [dict.fromkeys(gold, 1)]))[0])
-
-
-def objective_values(
-    scores: Sequence[Mapping[str, float]], golds: Sequence[frozenset[str]], objective: str
-) -> list[float]:
-    """Per question, ``objective`` of its ``file:`` id scores ranked as ``Run.ranked``."""
-    qrels = [{file_id(p): 1 for p in gold} for gold in golds]
-    values: list[float] = _measure(objective)(judge_scores(scores, qrels)).tolist()
-    return values
-
-
 def fit_ltr(
     data: TrainingSet,
     *,
@@ -220,15 +200,28 @@ def fit_ltr(
     seed: int = 0,
     objective: str = "Acc@5",
     alpha: float = 0.05,
+    model: str = "logistic",
+    cross_fit: str = "hash",
 ) -> LTRModel:
-    """The full model, the fold models and the out-of-fold selection check (module doc)."""
-    from retrieval_bench.metrics.stats.randomisation import randomisation_test
+    """The full model, the fold models and the out-of-fold selection check (module doc).
 
-    if folds < 2:
+    ``model``: ``logistic`` or ``lambdarank`` (LambdaMART). ``cross_fit``: ``hash``
+    (``folds`` folds by the hash of the id) or ``dataset`` (one fold per dataset of
+    the training runs: each question is scored by a model that never saw its
+    repository; ``folds`` is then the number of datasets)."""
+    if model not in MODELS or cross_fit not in CROSS_FITS:
+        raise ConfigError(f"fit-ltr: model must be one of {MODELS} and cross_fit one of "
+                          f"{CROSS_FITS}, not {model!r} / {cross_fit!r}")  # fmt: skip
+    if folds < 2 and cross_fit == "hash":
         raise ConfigError(f"fit-ltr: folds must be at least 2, not {folds}")
-    _measure(objective)  # validates the objective early
+    objective_measure(objective)  # validates the objective early
     qids = data.query_ids
-    fold = {q: fold_of(q, folds) for q in qids}
+    if cross_fit == "dataset":
+        names = sorted({dataset_of(q) for q in qids})
+        fold = {q: names.index(dataset_of(q)) for q in qids}
+        folds = len(names)
+    else:
+        fold = {q: fold_of(q, folds) for q in qids}
     if len(set(fold.values())) < 2:
         # every fold model needs the questions of another fold to learn from
         raise ConfigError(
@@ -236,40 +229,23 @@ def fit_ltr(
             f"all {len(qids)} question(s) hash to the same fold, so none can be scored out of "
             "fold: learn from more questions (more runs, a larger --limit, no --split)"
         )
-    x, y = _rows(data, qids)
-    full = fit_linear(x, y, C, seed)
-    fold_models: list[tuple[LinearModel, frozenset[str]]] = []
+    rows = _rows(data, qids)
+    y = rows[1]
+    full = _fit(model, rows, C, seed)
+    fold_models: list[tuple[RankModel, frozenset[str]]] = []
     oof_scores: dict[str, dict[str, float]] = {}
     for i in range(folds):
         held = [q for q in qids if fold[q] == i]
         rest = [q for q in qids if fold[q] != i]
         if not held or not rest:
             continue
-        model = fit_linear(*_rows(data, rest), C, seed)
-        fold_models.append((model, frozenset(held)))
+        fitted = _fit(model, _rows(data, rest), C, seed)
+        fold_models.append((fitted, frozenset(held)))
         for q in held:
             cands, xq = data.features(q)
-            predicted = model.predict(xq).tolist() if cands else []
+            predicted = fitted.predict(xq).tolist() if cands else []
             oof_scores[q] = dict(zip(cands, predicted, strict=True))
-    golds = [data.gold[q] for q in qids]
-    inputs = {
-        s: objective_values([data.runs[s].scores.get(q, {}) for q in qids], golds, objective)
-        for s in data.sources
-    }
-    ltr_values = objective_values([oof_scores[q] for q in qids], golds, objective)
-    best = max(data.sources, key=lambda s: (float(np.mean(inputs[s])), s))
-    test = randomisation_test(inputs[best], ltr_values, seed=seed)
-    delta = float(np.mean(ltr_values) - np.mean(inputs[best]))
-    selection = {
-        "objective": objective,
-        "questions": len(qids),
-        "ltr_out_of_fold": float(np.mean(ltr_values)),
-        "inputs": {s: float(np.mean(v)) for s, v in inputs.items()},
-        "best_input": best,
-        "delta_vs_best_input": delta,
-        "p_value": float(test.p_value),
-        "significantly_worse": bool(delta < 0 and test.p_value < alpha),
-    }
+    selection = selection_check(data, qids, oof_scores, objective, seed=seed, alpha=alpha)
     import sklearn
 
     meta = {
@@ -279,9 +255,11 @@ def fit_ltr(
             "rows": int(len(y)),
             "gold_rows": int(y.sum()),
             "folds": folds,
+            "cross_fit": cross_fit,
             "C": C,
             "random_state": seed,
-            "model": "sklearn LogisticRegression(class_weight=balanced, lbfgs, L2)",
+            "model": ("LightGBM lambdarank (LambdaMART)" if model == "lambdarank" else
+                      "sklearn LogisticRegression(class_weight=balanced, lbfgs, L2)"),
             "versions": {"scikit-learn": sklearn.__version__, "numpy": np.__version__,
                          "python": platform.python_version()},
         },
@@ -295,7 +273,7 @@ def describe(model: LTRModel) -> str:
     t, s = model.meta["training"], model.meta["selection"]
     lines = [
         f"ltr: {t['questions']} questions, {t['rows']} candidate files ({t['gold_rows']} gold), "
-        f"{t['folds']} folds",
+        f"{t['folds']} folds ({t.get('cross_fit', 'hash')}), {t['model']}",
         f"selection ({s['objective']}, out of fold): ltr {s['ltr_out_of_fold']:.3f} vs best "
         f"input {s['best_input']} {s['inputs'][s['best_input']]:.3f} "
         f"(Δ {s['delta_vs_best_input']:+.3f}, p={s['p_value']:.3g})",
@@ -305,7 +283,16 @@ def describe(model: LTRModel) -> str:
             f"! the model is significantly worse than its best input {s['best_input']}: "
             "use that input instead"
         )
+    if s.get("delta_ci95"):
+        lines[-1] += f", 95% CI [{s['delta_ci95'][0]:+.3f}, {s['delta_ci95'][1]:+.3f}]"
     lines.append("inputs: " + ", ".join(f"{k} {v:.3f}" for k, v in s["inputs"].items()))
+    for name, d in s.get("per_dataset", {}).items():
+        ci = d["delta_ci95"] or [float("nan")] * 2
+        lines.append(
+            f"  {name}: ltr {d['ltr_out_of_fold']:.3f} vs {d['best_input']} "
+            f"{d['inputs'][d['best_input']]:.3f} (Δ {d['delta_vs_best_input']:+.3f} "
+            f"[{ci[0]:+.3f}, {ci[1]:+.3f}], p={d['p_value']:.3g}, n={d['questions']})"
+        )
     coefs = model.coefficients()
     top = sorted(coefs.items(), key=lambda kv: -abs(kv[1]))
     lines.append("coefficients: " + ", ".join(f"{k} {v:+.2f}" for k, v in top if math.isfinite(v)))

@@ -21,13 +21,13 @@ from retrieval_bench.rank_fusion.ltr_features import (
 from retrieval_bench.rank_fusion.ltr_fit import (
     TrainingSet,
     _rows,
-    file_metric,
     fit_linear,
     fit_ltr,
     fold_of,
     load_training,
     write_model,
 )
+from retrieval_bench.rank_fusion.ltr_selection import file_metric
 from retrieval_bench.store.trec import write_run
 from retrieval_bench.types import Run
 
@@ -90,7 +90,8 @@ def test_fit_learns_the_good_source_and_cross_fits() -> None:
     assert sorted(q for ids in held for q in ids) == sorted(data.gold)
     for fold_model, ids in model.folds:
         rest = [q for q in data.query_ids if q not in ids]
-        expected = fit_linear(*_rows(data, rest))
+        x, y, _ = _rows(data, rest)
+        expected = fit_linear(x, y)
         np.testing.assert_allclose(fold_model.coef, expected.coef)
         q = sorted(ids)[0]
         assert model.model_for(q) == (fold_model, True)
@@ -213,3 +214,54 @@ def test_cli_fit_ltr_writes_the_model(tmp_path: Path, capsys: pytest.CaptureFixt
     assert saved["training"]["runs"][0]["dataset_fingerprint"] == "f"
     assert len(saved["folds"]) == 3
     assert LTRModel.load(out).sources == ["good", "noise"]
+
+
+def _two_repos(n: int) -> TrainingSet:
+    """``_training`` with ids ``repo-a:q…`` and ``repo-b:q…`` (a run of two datasets)."""
+    base = _training(n)
+    data = TrainingSet(base.sources)
+    for q, gold in base.gold.items():
+        data.gold[f"repo-{'ab'[int(q[1:]) % 2]}:{q}"] = gold
+    data.runs = {
+        s: Run(s, {f"repo-{'ab'[int(q[1:]) % 2]}:{q}": d for q, d in run.scores.items()})
+        for s, run in base.runs.items()
+    }
+    return data
+
+
+def test_lambdarank_learns_the_good_source_and_round_trips(tmp_path: Path) -> None:
+    data = _two_repos(80)
+    model = fit_ltr(data, objective="Acc@1", model="lambdarank", cross_fit="dataset")
+    assert model.meta["training"]["model"].startswith("LightGBM lambdarank")
+    sel = model.meta["selection"]
+    assert sel["ltr_out_of_fold"] == 1.0 and sel["best_input"] == "good"
+    assert sel["delta_vs_best_input"] == 0.0 and sel["delta_ci95"] == [0.0, 0.0]
+    # one fold per repository: each repository's questions scored by the other's model
+    assert sorted(sel["per_dataset"]) == ["repo-a", "repo-b"]
+    assert {len(ids) for _, ids in model.folds} == {40}
+    for _, ids in model.folds:
+        assert len({q.split(":")[0] for q in ids}) == 1
+    assert model.coefficients() == {}
+    path = tmp_path / "lm.json"
+    write_model(model, path)
+    again = LTRModel.load(path)
+    x = data.features(data.query_ids[0])[1]
+    np.testing.assert_array_equal(again.full.predict(x), model.full.predict(x))
+    fused = LTRFusion(model_file=str(path)).fuse(
+        [Run("good", {"new": {"file:a.py": 2.0, "file:b.py": 1.0}}),
+         Run("noise", {"new": {"file:b.py": 2.0, "file:a.py": 1.0}})], k=5,
+    )  # fmt: skip
+    assert fused.ids("new") == ["file:a.py", "file:b.py"]
+
+
+def test_lambdarank_is_reproducible_and_model_kinds_are_checked() -> None:
+    data = _two_repos(40)
+    a = fit_ltr(data, folds=2, objective="Acc@1", model="lambdarank")
+    b = fit_ltr(data, folds=2, objective="Acc@1", model="lambdarank")
+    assert a.to_dict()["full"] == b.to_dict()["full"]
+    with pytest.raises(ConfigError, match="model must be one of"):
+        fit_ltr(data, model="svm")
+    broken = a.to_dict()
+    broken["full"]["booster"] = broken["full"]["booster"].replace("max_feature_idx=", "x=")
+    with pytest.raises(ConfigError, match="malformed model file"):
+        LTRModel.from_dict(broken)
