@@ -54,6 +54,8 @@ class TrainingSet:
     sources: list[str]
     gold: dict[str, frozenset[str]] = field(default_factory=dict)
     runs: dict[str, Run] = field(default_factory=dict)
+    datasets: dict[str, str] = field(default_factory=dict)
+    """Question id → the dataset it came from (the folds of ``--cross-fit dataset``)."""
     origins: list[dict[str, Any]] = field(default_factory=list)
     """Per stored run: its id, datasets, fingerprints and how many questions it gave."""
     _features: dict[str, tuple[list[str], FloatArray]] = field(
@@ -66,6 +68,11 @@ class TrainingSet:
         if query_id not in self._features:
             self._features[query_id] = file_features(self.runs, self.sources, query_id)
         return self._features[query_id]
+
+    def dataset_of(self, query_id: str) -> str:
+        """The question's dataset (recorded by :func:`load_training`, else the ``name:``
+        prefix of its id)."""
+        return self.datasets.get(query_id) or dataset_of(query_id)
 
     @property
     def query_ids(self) -> list[str]:
@@ -100,6 +107,7 @@ def load_training(
                 continue
             if row["gold_files"]:
                 keep[qid] = frozenset(row["gold_files"])
+                data.datasets[qid] = ds
         for ds in datasets:
             for s in data.sources:
                 trec = run_dir / "runs" / ds / f"{s}.trec"
@@ -217,8 +225,8 @@ def fit_ltr(
     objective_measure(objective)  # validates the objective early
     qids = data.query_ids
     if cross_fit == "dataset":
-        names = sorted({dataset_of(q) for q in qids})
-        fold = {q: names.index(dataset_of(q)) for q in qids}
+        names = sorted({data.dataset_of(q) for q in qids})
+        fold = {q: names.index(data.dataset_of(q)) for q in qids}
         folds = len(names)
     else:
         fold = {q: fold_of(q, folds) for q in qids}

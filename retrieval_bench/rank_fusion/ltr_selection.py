@@ -119,12 +119,12 @@ def selection_check(
     }
     ltr = objective_values([oof_scores[q] for q in qids], golds, objective)
     out = {"objective": objective, **_compare(ltr, inputs, seed, alpha)}
-    names = sorted({dataset_of(q) for q in qids})
+    names = sorted({data.dataset_of(q) for q in qids})
     if len(names) > 1:
         out["per_dataset"] = {
             name: _compare(
-                [v for q, v in zip(qids, ltr, strict=True) if dataset_of(q) == name],
-                {s: [v for q, v in zip(qids, vals, strict=True) if dataset_of(q) == name]
+                [v for q, v in zip(qids, ltr, strict=True) if data.dataset_of(q) == name],
+                {s: [v for q, v in zip(qids, vals, strict=True) if data.dataset_of(q) == name]
                  for s, vals in inputs.items()},
                 seed, alpha,
             )
