@@ -67,6 +67,9 @@ class MineOptions:
     """Test files (see :func:`~retrieval_bench.datasets.swebench.is_test_path`) are never gold."""
     test_every: int = 5
     """Every n-th kept change (oldest first) gets split ``test``; 0 = all ``dev``."""
+    gold_functions: bool = True
+    """Derive each question's gold functions from the change's diff of its gold files
+    (:mod:`~retrieval_bench.datasets.gold_functions`, on the parent's files)."""
 
 
 @dataclass
@@ -153,10 +156,12 @@ def mine_examples(
             continue
         seen_titles.add(title.lower())
         position = len(result.examples) + 1
+        functions = commit_functions(repo, commit, gold) if options.gold_functions else ()
         example = Example(
             id=f"{prefix}{commit.sha[:10]}",
             query=query,
             gold_files=tuple(gold),
+            gold_functions=functions,
             split="test"
             if options.test_every > 0 and position % options.test_every == 0
             else "dev",
@@ -164,6 +169,27 @@ def mine_examples(
         )
         result.examples.append(example)
     return result
+
+
+def commit_functions(repo: Path, commit: Commit, gold: list[str]) -> tuple[str, ...]:
+    """Gold functions of ``commit``'s change to its ``gold`` files (Python files only),
+    derived on its first parent's files (docs/metrics.md#function-and-module-level)."""
+    from retrieval_bench.datasets.gold_functions import gold_entities
+
+    py = [p for p in gold if p.endswith(".py")]
+    if not py or not commit.parents:
+        return ()
+    parent = commit.parents[0]
+    git = ["git", "-C", str(repo)]
+    cmd = [*git, "diff", "-M", parent, commit.sha, "--", *py]
+    diff = subprocess.run(cmd, capture_output=True, check=True).stdout.decode("utf-8", "replace")
+
+    def at_parent(path: str) -> str | None:
+        shown = subprocess.run([*git, "show", f"{parent}:{path}"], capture_output=True)
+        return shown.stdout.decode("utf-8", "replace") if shown.returncode == 0 else None
+
+    functions, _ = gold_entities(diff, at_parent)
+    return tuple(functions)
 
 
 def _drop_reason(commit: Commit, options: MineOptions) -> str | None:

@@ -149,3 +149,21 @@ def test_errors_name_the_repository(tmp_path: Path) -> None:
         mine_examples(plain)
     with pytest.raises(DatasetError, match="not a directory"):
         mine_examples(tmp_path / "missing")
+
+
+def test_mined_questions_carry_gold_functions(tmp_path: Path) -> None:
+    """A change to a method and to module-level code: the method is gold, the module
+    code names nothing; with the option off, no gold functions."""
+    r = GitRepo(tmp_path / "fn")
+    base = (
+        "import os\n\n\nclass Shop:\n    def price(self):\n        return 1\n\n\n"
+        "def free():\n    return 0\n"
+    )
+    r.commit("Initial import of the shop", {"shop.py": base, "notes.py": "X = 1\n"})
+    changed = base.replace("return 1", "return 2").replace("import os", "import sys")
+    r.commit("Fix the price of the shop items", {"shop.py": changed, "notes.py": "X = 2\n"})
+    (example,) = mine_examples(r.path).examples
+    assert example.gold_files == ("notes.py", "shop.py")
+    assert example.gold_functions == ("shop.py:Shop.price",)
+    off = mine_examples(r.path, options=MineOptions(gold_functions=False)).examples
+    assert off[0].gold_functions == ()
