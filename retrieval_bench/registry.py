@@ -258,6 +258,7 @@ FUSIONS: Registry[Fusion] = Registry(
         "retrieval_bench.rank_fusion.learned",
         "retrieval_bench.rank_fusion.optimize",
         "retrieval_bench.rank_fusion.ltr",
+        "retrieval_bench.rank_fusion.hierarchical",
     ),
 )
 RERANKERS: Registry[Reranker] = Registry(

@@ -27,6 +27,9 @@ class Fusion(Stage):
     """
 
     trainable: ClassVar[bool] = False
+    lifts_inputs: ClassVar[bool] = True
+    """When one input ranks files, the harness lifts every input to files first
+    (docs/stages.md#external); a fusion that reads chunk order itself says False."""
 
     @abstractmethod
     def fuse(self, runs: Sequence[Run], k: int) -> Run:

@@ -271,7 +271,8 @@ def run_fusion(
     try:
         fusion = ctx.create(FUSIONS, spec)
         train = [train_runs[label] for label in node.inputs if label in train_runs]
-        if node.level == "file" or any(has_file_ids(r.scores) for r in runs):
+        lift = node.level == "file" or any(has_file_ids(r.scores) for r in runs)
+        if lift and fusion.lifts_inputs:
             runs = [file_level_run(r, ctx.ds.corpus) for r in runs]
             train = [file_level_run(r, ctx.ds.corpus) for r in train]
         if fusion.trainable:

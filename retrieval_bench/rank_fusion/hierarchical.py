@@ -1,0 +1,70 @@
+"""``hierarchical``: files from one stage, the chunks within each file from another
+(docs/stages.md#hierarchical).
+
+Localization at function level needs a ranking of functions; a file ranker
+(``bm25-files``, ``ltr``, ``code-graph``) ranks files only, and a file run stands
+for the file's chunks in source order (docs/metrics.md#function-and-module-level).
+This rung keeps the first input's file order and, inside each file, puts the
+chunks the second input ranked, in its order: the file → function hierarchy of
+Agentless (Xia et al. 2024, "Agentless: Demystifying LLM-based Software
+Engineering Agents") with lexical rankers at both levels. A file the chunk input
+did not rank stays as ``file:<path>`` (its chunks in source order when scored).
+
+So the file-level measures equal the file input's (files keep their order) and
+only the order within files changes. ``inputs: [files, chunks]``, in that order;
+the harness does not lift the chunk input to files (``lifts_inputs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from retrieval_bench.errors import ConfigError
+from retrieval_bench.rank_fusion.base import Fusion, query_ids
+from retrieval_bench.rank_fusion.ltr_features import doc_path
+from retrieval_bench.registry import FUSIONS
+from retrieval_bench.runs.file_ids import file_id, file_path
+from retrieval_bench.types import Run
+
+
+@FUSIONS.register("hierarchical")
+class HierarchicalFusion(Fusion):
+    """Files of the first input, chunks of the second within each (module doc).
+
+    Parameters:
+        per_file: most chunks kept per file (None: every chunk the second input ranked).
+        name: the fused run's name.
+    """
+
+    lifts_inputs = False
+
+    def __init__(self, *, per_file: int | None = None, name: str = "hierarchical") -> None:
+        if per_file is not None and per_file < 1:
+            raise ConfigError(f"hierarchical: per_file must be >= 1, not {per_file}")
+        super().__init__()
+        self.per_file = per_file
+        self.name = name
+
+    def fuse(self, runs: Sequence[Run], k: int) -> Run:
+        """The top ``k`` entries per query: chunk ids, or ``file:`` ids for files the
+        chunk input did not rank; scores fall by position."""
+        if len(runs) != 2:
+            raise ConfigError(
+                f"hierarchical: inputs must be [files, chunks], two stages; got {len(runs)}"
+            )
+        files_run, chunks_run = runs
+        out: dict[str, dict[str, float]] = {}
+        for q in query_ids(runs):
+            within: dict[str, list[str]] = {}
+            for cid, _ in chunks_run.ranked(q):
+                if file_path(cid) is None:
+                    within.setdefault(doc_path(cid), []).append(cid)
+            entries: list[str] = []
+            for path in dict.fromkeys(doc_path(d) for d, _ in files_run.ranked(q)):
+                chunks = within.get(path, [])[: self.per_file]
+                entries.extend(chunks or [file_id(path)])
+                if len(entries) >= k:
+                    break
+            entries = entries[:k]
+            out[q] = {d: float(len(entries) - i) for i, d in enumerate(entries)}
+        return Run(self.name, out)
