@@ -13,7 +13,11 @@ snapshot counts as retrieved and non-relevant, as in trec_eval
   :mod:`retrieval_bench.store.trec`;
 * ``jsonl``: one object per line, its query id under ``instance_id``,
   ``query_id`` or ``id``, and its files best first as ``found_files: [path,
-  ...]`` or ``files: [path | {path, score}, ...]``.
+  ...]`` or ``files: [path | {path, score}, ...]``. With ``field:
+  found_entities`` (or ``found_modules``) the stage reads LocAgent's entity
+  lists instead (``path:Class.method``, best first) and ranks them as
+  ``entity:`` ids: files at file level by their best entity, the entities
+  themselves at function and module level (docs/metrics.md#function-and-module-level).
 
 Query ids match the dataset's exactly, after ``strip_prefix`` is removed and
 ``id_map`` (a mapping, or a JSON file of one: external id → dataset id) is
@@ -41,7 +45,7 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
-from retrieval_bench.runs.file_ids import file_id
+from retrieval_bench.runs.file_ids import entity_id, file_id
 from retrieval_bench.store.trec import decode_id
 from retrieval_bench.types import Run
 
@@ -94,10 +98,15 @@ def read_trec(path: Path, dups: list[str]) -> Rankings:
     return out
 
 
-def _files_of(row: dict[str, Any], where: str, dups: list[str], qid: str) -> dict[str, float]:
-    key = next((k for k in FILE_KEYS if k in row), None)
+ENTITY_FIELDS = ("found_entities", "found_modules")
+
+
+def _files_of(
+    row: dict[str, Any], where: str, dups: list[str], qid: str, keys: tuple[str, ...] = FILE_KEYS
+) -> dict[str, float]:
+    key = next((k for k in keys if k in row), None)
     if key is None:
-        raise ExternalRunError(f"{where}: no {' or '.join(FILE_KEYS)} list")
+        raise ExternalRunError(f"{where}: no {' or '.join(keys)} list")
     items = row[key]
     if not isinstance(items, list):
         raise ExternalRunError(f"{where}: {key} is not a list")
@@ -123,7 +132,7 @@ def _files_of(row: dict[str, Any], where: str, dups: list[str], qid: str) -> dic
     return files
 
 
-def read_jsonl(path: Path, dups: list[str]) -> Rankings:
+def read_jsonl(path: Path, dups: list[str], keys: tuple[str, ...] = FILE_KEYS) -> Rankings:
     """JSONL rows ``{instance_id|query_id|id, found_files|files}``; a repeated row is ignored."""
     out: Rankings = {}
     with open(path, encoding="utf-8") as fh:
@@ -141,7 +150,7 @@ def read_jsonl(path: Path, dups: list[str]) -> Rankings:
             if key is None or not isinstance(row[key], str | int) or row[key] == "":
                 raise ExternalRunError(f"{where}: no query id ({', '.join(ID_KEYS)})")
             qid = str(row[key])
-            files = _files_of(row, where, dups, qid)
+            files = _files_of(row, where, dups, qid, keys)
             if qid in out:
                 dups.append(qid)
                 continue
@@ -171,7 +180,8 @@ class ExternalRun(Retriever):
     folder), ``format`` (``trec`` or ``jsonl``; default from the suffix:
     ``.jsonl``/``.json`` → jsonl, else trec), ``strip_prefix`` (removed from
     the external query ids), ``id_map`` (external id → dataset id, or a JSON
-    file of that mapping).
+    file of that mapping), ``field`` (``found_files`` by default; ``found_entities`` or
+    ``found_modules``: LocAgent's entity lists, as ``entity:`` ids; jsonl only).
     """
 
     name = "external"
@@ -182,8 +192,13 @@ class ExternalRun(Retriever):
         format: Literal["trec", "jsonl"] | None = None,
         strip_prefix: str = "",
         id_map: str | dict[str, str] | None = None,
+        field: Literal["found_files", "found_entities", "found_modules"] = "found_files",
     ) -> None:
+        if field not in ("found_files", *ENTITY_FIELDS):
+            raise ExternalRunError(f"external: field {field!r} is not found_files, "
+                                   "found_entities or found_modules")  # fmt: skip
         super().__init__()
+        self.field = field
         self.path = Path(path)
         self.format = format or ("jsonl" if self.path.suffix in (".jsonl", ".json") else "trec")
         self.strip_prefix = strip_prefix
@@ -252,8 +267,11 @@ class ExternalRun(Retriever):
             raise ExternalRunError(f"external run {self.path}: {what}")
         dups: list[str] = []
         try:
-            reader = read_jsonl if self.format == "jsonl" else read_trec
-            raw = reader(self.path, dups)
+            if self.field != "found_files" and self.format != "jsonl":
+                raise ExternalRunError(f"{self.path}: field {self.field} needs a jsonl file")
+            keys = (self.field,) if self.field != "found_files" else FILE_KEYS
+            raw = read_jsonl(self.path, dups, keys) if self.format == "jsonl" else read_trec(
+                self.path, dups)  # fmt: skip
         except ExternalRunError as exc:  # names the file and line
             raise ExternalRunError(f"external run {exc}") from None
         except UnicodeDecodeError as exc:
@@ -280,8 +298,10 @@ class ExternalRun(Retriever):
                 self.failures[qid] = "no external result"
                 continue
             top = sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-            scores[qid] = {file_id(p): s for p, s in top}
-            absent = [p for p, _ in top if p not in self._paths]
+            as_id = entity_id if self.field != "found_files" else file_id
+            scores[qid] = {as_id(p): s for p, s in top}
+            paths = [p.rpartition(":")[0] if self.field != "found_files" else p for p, _ in top]
+            absent = list(dict.fromkeys(p for p in paths if p not in self._paths))
             if absent:
                 self.artifacts[qid] = {"not_in_snapshot": absent}
         return Run(self.name, scores)

@@ -6,6 +6,11 @@ ranks files, some of which may be absent from our snapshot. Its runs hold
 maps such an id to ``<path>`` whether or not the corpus has the file, so a
 named file that is not in the snapshot still counts as a retrieved,
 non-relevant document (docs/metrics.md#file-level-runs).
+
+``entity:<path>:<Qualified.name>`` stands for one function, class or module of
+a file (another system's ``found_entities``): it is the file ``<path>`` at file
+level and that entity at function and module level
+(docs/metrics.md#function-and-module-level).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 FILE_PREFIX = "file:"
+ENTITY_PREFIX = "entity:"
 
 
 def file_id(path: str) -> str:
@@ -21,9 +27,26 @@ def file_id(path: str) -> str:
 
 
 def file_path(doc_id: str) -> str | None:
-    """The path of a ``file:<path>`` id; None for any other id (a chunk id)."""
+    """The path of a ``file:<path>`` or ``entity:<path>:<name>`` id; None for any
+    other id (a chunk id)."""
     if doc_id.startswith(FILE_PREFIX) and len(doc_id) > len(FILE_PREFIX):
         return doc_id[len(FILE_PREFIX) :]
+    entity = entity_of(doc_id)
+    return entity.rpartition(":")[0] if entity is not None else None
+
+
+def entity_id(entity: str) -> str:
+    """The run id standing for the entity ``path:Qualified.name``."""
+    return ENTITY_PREFIX + entity
+
+
+def entity_of(doc_id: str) -> str | None:
+    """The ``path:Qualified.name`` of an ``entity:`` id; None for any other id."""
+    if doc_id.startswith(ENTITY_PREFIX):
+        entity = doc_id[len(ENTITY_PREFIX) :]
+        path, _, name = entity.rpartition(":")
+        if path and name:
+            return entity
     return None
 
 

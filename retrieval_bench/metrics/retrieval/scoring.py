@@ -72,7 +72,7 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.measures import budget_label
 from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranking_metrics
 from retrieval_bench.metrics.retrieval.spans import line_prf, span_qrels
-from retrieval_bench.runs.file_ids import file_path
+from retrieval_bench.runs.file_ids import entity_of, file_path
 from retrieval_bench.runs.lifting import ranked_files, ranked_ids
 from retrieval_bench.types import Chunk, Example, Run, module_of
 
@@ -147,21 +147,24 @@ def _expanded(chunk_ids: Iterable[str], corpus: Corpus) -> list[str]:
     ids of that file's chunks (line order); other ids unchanged."""
     out: list[str] = []
     for cid in chunk_ids:
-        path = None if cid in corpus.by_id else file_path(cid)
+        path = None if cid in corpus.by_id or entity_of(cid) else file_path(cid)
         chunks = corpus.chunks_of(path) if path is not None else ()
         out.extend([c.id for c in chunks] if chunks else [cid])
     return out
 
 
-def entity_ranking(chunks: Sequence[Chunk], modules: bool = False) -> list[str]:
-    """Ranked chunks → ranked functions ``path:Class.method`` (a chunk's symbol; a
-    function ranks at its best chunk; chunks of module-level code name none), or
-    with ``modules`` their top-level names ``path:Class``
-    (docs/metrics.md#function-and-module-level)."""
+def entity_ranking(ids: Sequence[str], corpus: Corpus, modules: bool = False) -> list[str]:
+    """Ranked chunk ids → ranked functions ``path:Class.method`` (a chunk's symbol; a
+    function ranks at its best chunk; chunks of module-level code name none; an
+    ``entity:`` id is its entity), or with ``modules`` their top-level names
+    ``path:Class`` (docs/metrics.md#function-and-module-level)."""
     out: dict[str, None] = {}
-    for c in chunks:
-        if c.symbol:
+    by_id = corpus.by_id
+    for cid in ids:
+        entity = entity_of(cid)
+        if entity is None and (c := by_id.get(cid)) is not None and c.symbol:
             entity = f"{c.path}:{c.symbol}"
+        if entity is not None:
             out.setdefault(module_of(entity) if modules else entity)
     return list(out)
 
@@ -346,7 +349,7 @@ def evaluate_stage(
     if entity_idx:
         entity_ids = [ids[i] for i in entity_idx]
         for prefix, gold_of in (("function_", _gold_functions), ("module_", _gold_modules)):
-            lists = [entity_ranking(chunk_lists[i], prefix == "module_") for i in entity_idx]
+            lists = [entity_ranking(rankings[i], corpus, prefix == "module_") for i in entity_idx]
             judged = judge(lists, [dict.fromkeys(gold_of(examples[i]), 1) for i in entity_idx])
             _collect(per_query, sums, counts, entity_ids, ranking_metrics(judged, ks, prefix))
 

@@ -207,3 +207,27 @@ def test_scoring_counts_files_absent_from_the_corpus(tmp_path: Path) -> None:
     assert m.unknown_chunks == 0
     # a file id stands for its chunks in the budget walk (gone.py has none: no tokens)
     assert row["R@0.005k"] == 0.0 and row["R@0.015k"] == 1.0
+
+
+def test_locagent_found_entities_and_modules(tmp_path: Path) -> None:
+    """LocAgent's released rows: found_entities as function runs (entity: ids), the
+    files they name at file level, entities absent from the snapshot reported."""
+    row = {"instance_id": "q1", "found_files": ["a.py"],
+           "found_entities": ["b.py:B.run", "a.py:helper", "gone.py:f"],
+           "found_modules": ["b.py:B", "a.py:helper"]}  # fmt: skip
+    path = _jsonl(tmp_path / "locagent.jsonl", [row])
+    stage = _stage(path, field="found_entities")
+    run = stage.search({"q1": "?"}, k=10)
+    assert run.ids("q1") == ["entity:b.py:B.run", "entity:a.py:helper", "entity:gone.py:f"]
+    assert stage.artifacts == {"q1": {"not_in_snapshot": ["gone.py"]}}
+    ex = Example("q1", "?", ("a.py",), gold_functions=("a.py:helper",))
+    q = evaluate_stage(run, [ex], _corpus(), ks=[1, 2], budgets=[]).per_query["q1"]
+    assert (q["Acc@1"], q["Acc@2"], q["function_MRR"], q["module_MRR"]) == (0.0, 1.0, 0.5, 0.5)
+    modules = _stage(path, field="found_modules").search({"q1": "?"}, k=10)
+    assert modules.ids("q1") == ["entity:b.py:B", "entity:a.py:helper"]
+    with pytest.raises(ExternalRunError, match="field 'found_classes'"):
+        RETRIEVERS.create("external", path=str(path), field="found_classes")
+    trec = tmp_path / "sys.trec"
+    trec.write_text("q1 Q0 a.py 1 1.0 sys\n", encoding="utf-8")
+    with pytest.raises(ExternalRunError, match="needs a jsonl file"):
+        _stage(trec, field="found_entities")

@@ -30,9 +30,21 @@ PLAIN = Example("p", "?", ("a.py",))  # no gold functions: no entity measures
 
 
 def test_entity_rankings_by_best_chunk() -> None:
-    ranked = [CORPUS.by_id[c] for c in ("c3", "c5", "c4", "c1", "c2")]
-    assert entity_ranking(ranked) == ["a.py:A.f", "b.py:h", "a.py:A.g"]
-    assert entity_ranking(ranked, modules=True) == ["a.py:A", "b.py:h"]
+    ranked = ["c3", "c5", "c4", "c1", "c2"]
+    assert entity_ranking(ranked, CORPUS) == ["a.py:A.f", "b.py:h", "a.py:A.g"]
+    assert entity_ranking(ranked, CORPUS, modules=True) == ["a.py:A", "b.py:h"]
+    # entity ids (another system's found_entities) are their entities
+    assert entity_ranking(["entity:x.py:K.m", "c4", "entity:b.py:h"], CORPUS) == [
+        "x.py:K.m", "b.py:h"]  # fmt: skip
+
+
+def test_an_entity_run_at_every_level() -> None:
+    """found_entities of another system: files by their best entity, functions as given."""
+    run = Run("ext", {"q": {"entity:a.py:A.f": 3.0, "entity:b.py:h": 2.0, "entity:a.py:A.g": 1.0}})
+    q = evaluate_stage(run, [GOLD], CORPUS, ks=[1, 2], budgets=[]).per_query["q"]
+    assert (q["R@1"], q["Acc@2"]) == (0.5, 1.0)  # files: a.py, b.py
+    assert (q["function_R@2"], q["function_MRR"]) == (0.5, 0.5)  # A.f, h (gold), A.g (gold)
+    assert q["module_R@1"] == 0.5 and q["module_Acc@2"] == 1.0
 
 
 def test_function_and_module_measures_by_hand() -> None:
