@@ -40,6 +40,7 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
         run_dirs.append(run_dir)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     data = load_training(run_dirs, sources, args.split)
+    data.query_features = args.query_features
     model = fit_ltr(
         data, folds=args.folds, C=args.C, seed=args.seed, objective=args.objective,
         model=args.model, cross_fit=args.cross_fit,
@@ -79,6 +80,10 @@ def add_fit_ltr_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
     f.add_argument(
         "--objective", default="Acc@5",
         help="metric of the out-of-fold check against the best input (Acc@k, R@10, MRR)",
+    )  # fmt: skip
+    f.add_argument(
+        "--query-features", action="store_true",
+        help="add the question-and-path features (path tokens in the question, named stem, test)",
     )  # fmt: skip
     f.add_argument("--json", action="store_true", help="print the training summary as JSON")
     f.set_defaults(func=cmd_fit_ltr)

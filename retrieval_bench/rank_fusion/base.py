@@ -27,6 +27,10 @@ class Fusion(Stage):
     """
 
     trainable: ClassVar[bool] = False
+    needs_queries: ClassVar[bool] = False
+    """The harness sets :attr:`queries` (question id → text) before :meth:`fuse`
+    (the ``ltr`` fusion's question features)."""
+    queries: Mapping[str, str]
     lifts_inputs: ClassVar[bool] = True
     """When one input ranks files, the harness lifts every input to files first
     (docs/stages.md#external); a fusion that reads chunk order itself says False."""

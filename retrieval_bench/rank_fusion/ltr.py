@@ -103,8 +103,13 @@ class LTRModel:
     meta: dict[str, Any]
 
     @property
+    def query_features(self) -> bool:
+        """Whether the model reads the question's text (``fit-ltr --query-features``)."""
+        return bool(self.meta.get("query_features", False))
+
+    @property
     def feature_names(self) -> list[str]:
-        return feature_names(self.sources)
+        return feature_names(self.sources, self.query_features)
 
     def model_for(self, query_id: str) -> tuple[RankModel, bool]:
         """(the model to score ``query_id`` with, whether it is a held-out fold model)."""
@@ -138,8 +143,9 @@ class LTRModel:
             )
         try:
             sources = [str(s) for s in data["sources"]]
-            n = len(feature_names(sources))
-            if list(data.get("feature_names", feature_names(sources))) != feature_names(sources):
+            names = feature_names(sources, bool(data.get("query_features", False)))
+            n = len(names)
+            if list(data.get("feature_names", names)) != names:
                 raise ValueError("feature names do not match this version's features")
             full = model_from_dict(data["full"], n)
             folds = [
@@ -170,15 +176,23 @@ class LTRModel:
 
 
 def fuse_with(
-    model: LTRModel, runs: Sequence[Run], name: str, k: int
+    model: LTRModel,
+    runs: Sequence[Run],
+    name: str,
+    k: int,
+    queries: Mapping[str, str] | None = None,
 ) -> tuple[Run, dict[str, int]]:
     """Score every candidate file of ``runs`` with ``model`` (module doc); also count
-    the questions scored by a held-out fold model and by the full model."""
+    the questions scored by a held-out fold model and by the full model. A model
+    with query features reads each question's text from ``queries``."""
+    if model.query_features and queries is None:
+        raise ConfigError("ltr: this model reads the questions' text; none was given")
     file_runs = {run.name: lift_to_files(run) for run in runs}
     fused: dict[str, dict[str, float]] = {}
     counts = {"held_out_fold": 0, "full_model": 0}
     for q in query_ids(runs):
-        cands, x = file_features(file_runs, model.sources, q)
+        text = (queries or {}).get(q, "") if model.query_features else None
+        cands, x = file_features(file_runs, model.sources, q, text)
         linear, held_out = model.model_for(q)
         counts["held_out_fold" if held_out else "full_model"] += 1
         probs = linear.predict(x).tolist() if cands else []
@@ -198,11 +212,15 @@ class LTRFusion(Fusion):
         name: the name of the fused run.
     """
 
+    needs_queries = True
+
     def __init__(self, *, model_file: str, name: str = "ltr") -> None:
         super().__init__()
         self.name = name
         self.model_file = str(model_file)
         self.model = LTRModel.load(model_file)
+        self.queries: Mapping[str, str] = {}
+        """The questions' text by id (the harness sets it: ``needs_queries``)."""
         self.scored_by: dict[str, int] = {}
         """Questions of the last :meth:`fuse` per model kind (``held_out_fold``, ``full_model``)."""
 
@@ -215,5 +233,5 @@ class LTRFusion(Fusion):
                 f"{missing} (add them with the same parameters, or re-fit)"
             )
         used = [run for run in runs if run.name in self.model.sources]
-        run, self.scored_by = fuse_with(self.model, used, self.name, k)
+        run, self.scored_by = fuse_with(self.model, used, self.name, k, self.queries)
         return run

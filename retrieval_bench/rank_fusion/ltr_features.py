@@ -17,12 +17,23 @@ a change lands in a kind of file is learned, not assumed, as the weight of
   ``bench/``, ``scripts/`` or ``tools/`` at any depth;
 * ``prior:init``     — a package's ``__init__.py``;
 * ``prior:depth``    — the number of folders above the file, divided by 10.
+
+With the query's text (model files fitted with ``--query-features``), three
+features of the question and the path (issue rung "paths"):
+
+* ``query:path_overlap`` — the share of the path's code tokens (folders and
+  stem, split like identifiers) that the question's tokens hold;
+* ``query:stem``         — the file's stem (3+ characters, not ``__init__``)
+  is a word of the question (``L031`` names ``rules/L031.py``);
+* ``query:test_of``      — the question names the file's test (``test_<stem>``
+  or ``<stem>_test``): an issue quoting a failing test points at its source.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +47,8 @@ from retrieval_bench.types import Run
 FloatArray = npt.NDArray[np.float64]
 
 PRIORS = ("prior:test", "prior:aux", "prior:init", "prior:depth")
+QUERY_FEATURES = ("query:path_overlap", "query:stem", "query:test_of")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 _AUX = re.compile(r"(^|/)(docs?|examples?|benchmarks?|bench|scripts|tools)/")
 
 
@@ -71,19 +84,49 @@ def path_priors(path: str) -> tuple[float, float, float, float]:
     )
 
 
-def feature_names(sources: Sequence[str]) -> list[str]:
-    """Per-source features, ``n_sources``, then :data:`PRIORS`."""
-    return [*source_feature_names(sources), *PRIORS]
+def feature_names(sources: Sequence[str], query_features: bool = False) -> list[str]:
+    """Per-source features, ``n_sources``, :data:`PRIORS`, then (with
+    ``query_features``) :data:`QUERY_FEATURES`."""
+    return [*source_feature_names(sources), *PRIORS, *(QUERY_FEATURES if query_features else ())]
+
+
+def query_path_features(query: str, path: str) -> tuple[float, float, float]:
+    """The three question-and-path features of ``path`` (module doc)."""
+    from retrieval_bench.retrieval.code_tokens import CodeTokenizer
+
+    tok = _tokenizer(CodeTokenizer)
+    q_tokens = set(tok(query))
+    stem_path = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    p_tokens = set(tok(stem_path.replace("/", " ")))
+    overlap = len(p_tokens & q_tokens) / len(p_tokens) if p_tokens else 0.0
+    stem = stem_path.rsplit("/", 1)[-1].lower()
+    words = {w.lower() for w in _WORD.findall(query)}
+    named = float(len(stem) >= 3 and stem != "__init__" and stem in words)
+    test_of = float(f"test_{stem}" in words or f"{stem}_test" in words)
+    return overlap, named, test_of
+
+
+_TOKENIZERS: dict[type, object] = {}
+
+
+def _tokenizer(kind: type) -> Any:
+    if kind not in _TOKENIZERS:
+        _TOKENIZERS[kind] = kind()
+    return _TOKENIZERS[kind]
 
 
 def file_features(
-    file_runs: Mapping[str, Run], sources: Sequence[str], query_id: str
+    file_runs: Mapping[str, Run], sources: Sequence[str], query_id: str, query: str | None = None
 ) -> tuple[list[str], FloatArray]:
     """Candidate files of one query (sorted ``file:`` ids) and their feature rows.
 
     ``file_runs`` are already lifted (:func:`lift_to_files`); a source absent
-    from them gives zeros.
+    from them gives zeros. With ``query`` (its text), :data:`QUERY_FEATURES` follow.
     """
     cands, x = candidate_features(file_runs, sources, query_id)
     priors = np.array([path_priors(doc_path(c)) for c in cands], dtype=np.float64)
-    return cands, np.hstack([x, priors.reshape(len(cands), len(PRIORS))])
+    parts = [x, priors.reshape(len(cands), len(PRIORS))]
+    if query is not None:
+        qf = [query_path_features(query, doc_path(c)) for c in cands]
+        parts.append(np.array(qf, dtype=np.float64).reshape(len(cands), len(QUERY_FEATURES)))
+    return cands, np.hstack(parts)

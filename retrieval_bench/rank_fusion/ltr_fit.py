@@ -54,6 +54,10 @@ class TrainingSet:
     sources: list[str]
     gold: dict[str, frozenset[str]] = field(default_factory=dict)
     runs: dict[str, Run] = field(default_factory=dict)
+    queries: dict[str, str] = field(default_factory=dict)
+    """Question id → its text (for ``query_features``)."""
+    query_features: bool = False
+    """Add the question-and-path features (``ltr_features.QUERY_FEATURES``)."""
     datasets: dict[str, str] = field(default_factory=dict)
     """Question id → the dataset it came from (the folds of ``--cross-fit dataset``)."""
     origins: list[dict[str, Any]] = field(default_factory=list)
@@ -66,7 +70,8 @@ class TrainingSet:
         """Candidate files and feature rows of one question, computed once (the full
         model and every fold's model read the same rows)."""
         if query_id not in self._features:
-            self._features[query_id] = file_features(self.runs, self.sources, query_id)
+            text = self.queries.get(query_id, "") if self.query_features else None
+            self._features[query_id] = file_features(self.runs, self.sources, query_id, text)
         return self._features[query_id]
 
     def dataset_of(self, query_id: str) -> str:
@@ -108,6 +113,7 @@ def load_training(
             if row["gold_files"]:
                 keep[qid] = frozenset(row["gold_files"])
                 data.datasets[qid] = ds
+                data.queries[qid] = str(row.get("query", ""))
         for ds in datasets:
             for s in data.sources:
                 trec = run_dir / "runs" / ds / f"{s}.trec"
@@ -272,6 +278,7 @@ def fit_ltr(
                          "python": platform.python_version()},
         },
         "selection": selection,
+        "query_features": data.query_features,
     }  # fmt: skip
     return LTRModel(list(data.sources), full, fold_models, meta)
 

@@ -270,6 +270,8 @@ def run_fusion(
     t0, before = time.perf_counter(), ctx.stats()
     try:
         fusion = ctx.create(FUSIONS, spec)
+        if fusion.needs_queries:
+            fusion.queries = {e.id: e.query for e in (*ctx.ds.examples, *ctx.ds.train_examples)}
         train = [train_runs[label] for label in node.inputs if label in train_runs]
         lift = node.level == "file" or any(has_file_ids(r.scores) for r in runs)
         if lift and fusion.lifts_inputs:

@@ -265,3 +265,34 @@ def test_lambdarank_is_reproducible_and_model_kinds_are_checked() -> None:
     broken["full"]["booster"] = broken["full"]["booster"].replace("max_feature_idx=", "x=")
     with pytest.raises(ConfigError, match="malformed model file"):
         LTRModel.from_dict(broken)
+
+
+def test_query_path_features_by_hand() -> None:
+    from retrieval_bench.rank_fusion.ltr_features import query_path_features
+
+    q = "L031 triggers in tsql when no join; the test_aliases test fails"
+    # path tokens: src, sqlfluff, rules, l031, 031 (letters and digits split); the
+    # question holds l031 and 031: 2 of 5
+    assert query_path_features(q, "src/sqlfluff/rules/L031.py") == (0.4, 1.0, 0.0)
+    # aliases is a token of the question (inside test_aliases) but not a word of it
+    assert query_path_features(q, "src/aliases.py") == (0.5, 0.0, 1.0)
+    assert query_path_features(q, "pkg/__init__.py") == (0.0, 0.0, 0.0)
+
+
+def test_query_features_reach_the_model_file_and_the_fusion(tmp_path: Path) -> None:
+    data = _two_repos(40)
+    data.query_features = True
+    data.queries = {q: f"fix {sorted(data.gold[q])[0].rsplit('/', 1)[1][:-3]}" for q in data.gold}
+    model = fit_ltr(data, folds=2, objective="Acc@1")
+    assert model.feature_names[-3:] == ["query:path_overlap", "query:stem", "query:test_of"]
+    path = tmp_path / "q.json"
+    write_model(model, path)
+    fusion = LTRFusion(model_file=str(path))
+    assert fusion.needs_queries and LTRModel.load(path).query_features
+    fusion.queries = {"new": "fix m4"}
+    runs = [Run("good", {"new": {"file:pkg/m4.py": 1.0, "file:pkg/m1.py": 2.0}}), Run("noise", {})]
+    assert fusion.fuse(runs, k=5).ids("new")  # scored with the text
+    with pytest.raises(ConfigError, match="reads the questions' text"):
+        from retrieval_bench.rank_fusion.ltr import fuse_with
+
+        fuse_with(LTRModel.load(path), runs, "x", 5)
