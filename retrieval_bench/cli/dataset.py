@@ -53,13 +53,18 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         from retrieval_bench.datasets import swebench
 
         check_output(Path(args.out), Path(args.file), args.force)
-        result = swebench.load_swebench(Path(args.file))
+        repos = dict(_repo_arg(r) for r in args.repo or [])
+        source = swebench.git_base_source(repos) if repos else None
+        result = swebench.load_swebench(Path(args.file), base_source=source)
         if not result.examples:  # one line, not one per row: the cause is likely shared
             raise DatasetError(_nothing_valid(args.file, result.errors))
         for err in result.errors:
             print(f"  error: {err}", file=sys.stderr)
         jsonl.write_examples(Path(args.out), result.examples)
         print(f"wrote {count_noun(len(result.examples), 'example')} to {args.out}")
+        if repos:
+            with_fn = sum(1 for e in result.examples if e.gold_functions)
+            print(f"{with_fn} with gold functions (from --repo {', '.join(sorted(repos))})")
         return EXIT_OK
     if args.dataset_cmd == "mine":
         from retrieval_bench.datasets import gitmine
@@ -101,3 +106,11 @@ def _nothing_valid(source: str, errors: Sequence[RowError]) -> str:
         f"{source} has no valid rows: all {len(errors)} are invalid (first: {errors[0]}); "
         "nothing written"
     )
+
+
+def _repo_arg(text: str) -> tuple[str, str]:
+    """``owner/name=PATH`` of ``--repo``."""
+    repo, sep, path = text.partition("=")
+    if not sep or "/" not in repo or not path:
+        raise DatasetError(f"--repo {text!r}: give owner/name=PATH (a local clone or mirror)")
+    return repo.strip(), path.strip()

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+import subprocess
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,8 +215,31 @@ def _field_problems(row: dict[str, Any]) -> list[str]:
     return problems
 
 
-def example_from_swebench(row: Any, *, drop_tests: bool = False) -> Example:
-    """One SWE-bench row as an :class:`Example`; raise ``ValueError`` saying what is wrong."""
+BaseSource = Callable[[str, str, str], str | None]
+"""``(repo, commit, path) -> the file's text at that commit`` (None: not there)."""
+
+
+def git_base_source(repos: Mapping[str, str | Path]) -> BaseSource:
+    """Base files read from local clones or mirrors (``owner/name`` → folder) with
+    ``git show COMMIT:PATH``; a repository not given, or a missing file, is None."""
+
+    def show(repo: str, commit: str, path: str) -> str | None:
+        folder = repos.get(repo)
+        if folder is None:
+            return None
+        out = subprocess.run(["git", "-C", str(folder), "show", f"{commit}:{path}"],
+                             capture_output=True)  # fmt: skip
+        return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None
+
+    return show
+
+
+def example_from_swebench(
+    row: Any, *, drop_tests: bool = False, base_source: BaseSource | None = None
+) -> Example:
+    """One SWE-bench row as an :class:`Example`; raise ``ValueError`` saying what is wrong.
+    With ``base_source``, its gold functions are derived from the patch on the base
+    commit's files (docs/metrics.md#function-and-module-level), in its gold files."""
     if not isinstance(row, dict):
         raise ValueError(f"expected a JSON object, got {type(row).__name__}")
     problems = _field_problems(row)
@@ -236,6 +260,12 @@ def example_from_swebench(row: Any, *, drop_tests: bool = False) -> Example:
         )
     repo, commit = row["repo"].strip(), row["base_commit"].strip()
     split = row.get("split")
+    functions: tuple[str, ...] = ()
+    if base_source is not None:
+        from retrieval_bench.datasets.gold_functions import gold_entities
+
+        found, _ = gold_entities(row["patch"], lambda path: base_source(repo, commit, path))
+        functions = tuple(f for f in found if f.rpartition(":")[0] in gold_files)
     return Example(
         id=row["instance_id"].strip(),
         query=row["problem_statement"],
@@ -243,6 +273,7 @@ def example_from_swebench(row: Any, *, drop_tests: bool = False) -> Example:
         gold_spans=gold_spans,
         split=split if isinstance(split, str) else None,
         meta={"repo": repo, "commit": commit},  # the state asked about (commit_is: state)
+        gold_functions=functions,
     )
 
 
@@ -285,16 +316,25 @@ def _parquet_rows(path: Path) -> Iterator[tuple[int, Any]]:
     yield from enumerate(rows, start=1)
 
 
-def import_rows(rows: Iterable[tuple[int, Any]], *, drop_tests: bool = False) -> LoadResult:
+def import_rows(
+    rows: Iterable[tuple[int, Any]],
+    *,
+    drop_tests: bool = False,
+    base_source: BaseSource | None = None,
+) -> LoadResult:
     """Numbered rows → examples; bad rows and repeated instance ids become errors."""
-    return collect_examples(
-        rows, lambda row: example_from_swebench(row, drop_tests=drop_tests), "instance_id"
-    )
+
+    def convert(row: Any) -> Example:
+        return example_from_swebench(row, drop_tests=drop_tests, base_source=base_source)
+
+    return collect_examples(rows, convert, "instance_id")
 
 
-def load_swebench(path: str | Path, *, drop_tests: bool = False) -> LoadResult:
+def load_swebench(
+    path: str | Path, *, drop_tests: bool = False, base_source: BaseSource | None = None
+) -> LoadResult:
     """Import a SWE-bench JSON array, JSONL or parquet file.
 
-    ``drop_tests`` drops test files from gold.
+    ``drop_tests`` drops test files from gold; ``base_source`` derives gold functions.
     """
-    return import_rows(_read_rows(Path(path)), drop_tests=drop_tests)
+    return import_rows(_read_rows(Path(path)), drop_tests=drop_tests, base_source=base_source)

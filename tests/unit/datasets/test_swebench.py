@@ -195,3 +195,27 @@ def test_load_json_array_with_test_filter(tmp_path: Path) -> None:
     assert [e.id for e in result.examples] == ["org__proj-1"]
     assert "tests/test_mod.py" not in result.examples[0].gold_files
     assert [(e.line_no, "non-test" in e.message) for e in result.errors] == [(2, True)]
+
+
+def test_gold_functions_from_a_local_clone(tmp_path: Path) -> None:
+    """``--repo owner/name=PATH``: the patch on the base commit's files names the
+    edited method; a row of another repository gets none; test files are not gold."""
+    from retrieval_bench.datasets.swebench import git_base_source, import_rows
+    from tests.unit.datasets.gitrepo import GitRepo
+
+    clone = GitRepo(tmp_path / "proj")
+    src = "class Shop:\n    def price(self):\n        return 1\n\n\ndef free():\n    return 0\n"
+    base = clone.commit("Initial import of the shop", {"shop.py": src, "test_shop.py": "x = 1\n"})
+    base = clone.git("rev-parse", "HEAD").strip()
+    (clone.path / "shop.py").write_text(src.replace("return 1", "return 2"))
+    (clone.path / "test_shop.py").write_text("x = 2\n")
+    patch = clone.git("diff")
+    row = {"instance_id": "org__proj-1", "repo": "org/proj", "base_commit": base,
+           "problem_statement": "price is wrong", "patch": patch}  # fmt: skip
+    other = {**row, "instance_id": "org__other-2", "repo": "org/other"}
+    source = git_base_source({"org/proj": clone.path})
+    result = import_rows(enumerate([row, other], start=1), drop_tests=True, base_source=source)
+    by_id = {e.id: e for e in result.examples}
+    assert by_id["org__proj-1"].gold_functions == ("shop.py:Shop.price",)
+    assert by_id["org__other-2"].gold_functions == ()
+    assert not result.errors
