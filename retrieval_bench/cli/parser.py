@@ -324,11 +324,8 @@ def _add_dataset(sub: Any) -> None:
     sw = dsub.add_parser("import-swebench", help="SWE-bench rows → questions JSONL")
     sw.add_argument("file", help="SWE-bench JSONL (problem statement + patch)")
     sw.add_argument("out", help="questions JSONL to write (never the input)")
-    sw.add_argument(
-        "--repo", action="append", metavar="OWNER/NAME=PATH",
-        help="a local clone or mirror of a row's repository: gold functions are derived "
-        "from the patch on its base commit's files (repeat per repository)",
-    )  # fmt: skip
+    sw.add_argument("--repo", action="append", metavar="OWNER/NAME=PATH",
+                    help="a local clone: gold functions on the base commit's files")  # fmt: skip
     m = dsub.add_parser("mine", help="questions from git history: message → modified files")
     m.add_argument("repo", help="git repository folder")
     m.add_argument("out", help="questions JSONL to write")
