@@ -5,17 +5,19 @@ stages it reads with ``inputs: [label, ...]``:
 
 * a **retriever** reads the corpus and declares no inputs;
 * a **fusion** reads the runs it names (default: every retriever, in config
-  order), each of them a retriever or an earlier fusion;
-* a **reranker** reads exactly one earlier stage: ``inputs: [label]``, or the
+  order): retrievers, other fusions, or rerankers (an ``ltr`` fusion that reads
+  the ``code-graph`` reranker's scores as features);
+* a **reranker** reads exactly one other stage: ``inputs: [label]``, or the
   older ``input: label`` (default: the last fusion, else the last retriever).
 
 :func:`compile_stages` turns that into a :class:`StageGraph`: nodes in
-topological order (the config's order, which every input must precede), each
-with its input labels. The harness runs the nodes in one loop; ``Lost@k`` of a
-stage is measured against the inputs it declares; a sweep shares a node's run
-between cells whose node keys are equal — a node's key is its spec and the keys
-of its inputs, so two cells share a stage exactly when everything upstream of it
-is the same (the prefix sharing of PyTerrier's ``_exec_tree``).
+topological order (the config's order wherever every input comes first; a
+cycle is a :class:`ConfigError`), each with its input labels. The harness runs
+the nodes in one loop; ``Lost@k`` of a stage is measured against the inputs it
+declares; a sweep shares a node's run between cells whose node keys are equal:
+a node's key is its spec and the keys of its inputs, so two cells share a stage
+exactly when everything upstream of it is the same (the prefix sharing of
+PyTerrier's ``_exec_tree``).
 
 Whether a fusion fuses chunks or files follows its inputs: when one of them
 ranks files (``file:<path>`` ids) every input is lifted to files first;
@@ -126,7 +128,7 @@ def _check_inputs(node_label: str, inputs: Sequence[str], allowed: Mapping[str, 
     for label in inputs:
         if label not in allowed:
             raise ConfigError(
-                f"stage {node_label}: input {label!r} is not an earlier stage; "
+                f"stage {node_label}: input {label!r} is not another stage of this config; "
                 f"choose from {', '.join(allowed) or '(none)'}"
             )
 
@@ -145,30 +147,30 @@ def compile_stages(
     fusions: Sequence[StageSpec] = (),
     rerankers: Sequence[StageSpec] = (),
 ) -> StageGraph:
-    """The :class:`StageGraph` of a config's stage lists (module doc); a
-    :class:`ConfigError` names the first stage whose inputs cannot be met."""
+    """The :class:`StageGraph` of a config's stage lists (module doc): nodes in an
+    order where every input runs before the stages that read it (the config's order
+    wherever that holds); a :class:`ConfigError` names the first stage whose inputs
+    cannot be met, or a cycle."""
     nodes: list[StageNode] = []
-    earlier: dict[str, StageKind] = {}
+    labels = [s.label for s in (*retrievers, *fusions, *rerankers)]
     for spec in retrievers:
         if declared_inputs(spec) is not None or "level" in (spec.model_extra or {}):
             raise ConfigError(
                 f"retriever {spec.label}: a retriever reads the corpus; it takes no inputs or level"
             )
         nodes.append(StageNode("retriever", spec, (), cutoff=_cutoff(spec)))
-        earlier[spec.label] = "retriever"
     retriever_labels = tuple(s.label for s in retrievers)
+    known = {label: True for label in labels}
     for spec in fusions:
         named = declared_inputs(spec)
         inputs = retriever_labels if named is None else tuple(named)
-        allowed = {k: v for k, v in earlier.items() if v in ("retriever", "fusion")}
-        _check_inputs(spec.label, inputs, allowed)
+        _check_inputs(spec.label, inputs, {k: "fusion" for k in known if k != spec.label})
         if not inputs:
             raise ConfigError(f"fusion {spec.label}: inputs is empty; name the runs it fuses")
         level = (spec.model_extra or {}).get("level")
         if level is not None and level not in LEVELS:
             raise ConfigError(f"fusion {spec.label}: level {level!r} is not one of {LEVELS}")
         nodes.append(StageNode("fusion", spec, inputs, level, _cutoff(spec)))
-        earlier[spec.label] = "fusion"
     default = fusions[-1].label if fusions else (retriever_labels[-1] if retriever_labels else "")
     for spec in rerankers:
         named = declared_inputs(spec)
@@ -179,7 +181,21 @@ def compile_stages(
             raise ConfigError(
                 f"reranker {spec.label}: reranks exactly one stage; inputs names {len(inputs)}"
             )
-        _check_inputs(spec.label, inputs, earlier)
+        _check_inputs(spec.label, inputs, {k: "reranker" for k in known if k != spec.label})
         nodes.append(StageNode("reranker", spec, inputs, cutoff=_cutoff(spec)))
-        earlier[spec.label] = "reranker"
-    return StageGraph(tuple(nodes))
+    return StageGraph(_in_order(nodes))
+
+
+def _in_order(nodes: list[StageNode]) -> tuple[StageNode, ...]:
+    """``nodes`` with every input before its readers: repeatedly the first node (in
+    config order) whose inputs are all placed (Kahn's algorithm, stable)."""
+    placed: dict[str, StageNode] = {}
+    pending = list(nodes)
+    while pending:
+        ready = next((n for n in pending if all(i in placed for i in n.inputs)), None)
+        if ready is None:
+            cycle = " -> ".join(n.label for n in pending)
+            raise ConfigError(f"stages read each other in a cycle: {cycle}; break it with inputs:")
+        placed[ready.label] = ready
+        pending.remove(ready)
+    return tuple(placed.values())

@@ -50,9 +50,10 @@ def test_declared_inputs_in_their_order_and_the_older_reranker_key() -> None:
 @pytest.mark.parametrize(
     ("fusions", "rerankers", "message"),
     [
-        ([{"name": "rrf", "inputs": ["bm2"]}], [], "input 'bm2' is not an earlier stage"),
-        ([{"name": "rrf", "inputs": ["later"]}, {"name": "rrf", "id": "later"}], [],
-         "input 'later' is not an earlier stage"),
+        ([{"name": "rrf", "inputs": ["bm2"]}], [], "input 'bm2' is not another stage"),
+        ([{"name": "rrf", "inputs": ["rrf"]}], [], "input 'rrf' is not another stage"),
+        ([{"name": "rrf", "inputs": ["ce"]}], [{"name": "ce", "inputs": ["rrf"]}],
+         "cycle: rrf -> ce"),
         ([{"name": "rrf", "inputs": []}], [], "inputs is empty"),
         ([{"name": "rrf", "inputs": ["bm25", "bm25"]}], [], "name a stage twice"),
         ([{"name": "rrf", "inputs": "bm25", "input": "bm25"}], [], "not both"),
@@ -60,7 +61,6 @@ def test_declared_inputs_in_their_order_and_the_older_reranker_key() -> None:
         ([{"name": "rrf", "level": "chunk"}], [], "level 'chunk' is not one of"),
         ([{"name": "rrf"}], [{"name": "ce", "inputs": ["rrf", "bm25"]}], "exactly one stage"),
         ([{"name": "rrf"}], [{"name": "ce", "level": "file"}], "fusions only"),
-        ([{"name": "rrf", "inputs": ["ce"]}], [{"name": "ce"}], "input 'ce' is not an earlier"),
     ],
 )  # fmt: skip
 def test_inputs_that_cannot_be_met_are_config_errors(
@@ -68,6 +68,18 @@ def test_inputs_that_cannot_be_met_are_config_errors(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         compile_stages(R, specs(*fusions), specs(*rerankers))
+
+
+def test_a_fusion_may_read_a_later_listed_stage_and_runs_after_it() -> None:
+    """An ``ltr`` fusion reading the code-graph reranker's run: the graph puts the
+    reranker (and what it reads) first."""
+    graph = compile_stages(
+        R,
+        specs({"name": "rrf"}, {"name": "ltr", "inputs": ["bm25", "graph"]}),
+        specs({"name": "code-graph", "id": "graph", "inputs": ["rrf"]}),
+    )
+    assert graph.labels == ["bm25", "exact", "dense", "rrf", "graph", "ltr"]
+    assert graph.node("ltr").inputs == ("bm25", "graph")
 
 
 def test_a_retriever_takes_no_inputs() -> None:
@@ -97,7 +109,9 @@ def test_config_loading_names_the_bad_input() -> None:
         "retrievers": [{"name": "bm25"}],
         "rerankers": [{"name": "code-graph", "input": "rrf"}],
     }
-    with pytest.raises(ConfigError, match="input 'rrf' is not an earlier stage; choose from bm25"):
+    with pytest.raises(
+        ConfigError, match="input 'rrf' is not another stage of this config; choose"
+    ):
         parse_config(data, "cfg.yaml")
     data["rerankers"] = [{"name": "code-graph", "inputs": ["bm25"]}]
     assert parse_config(data, "cfg.yaml").stage_graph().node("code-graph").inputs == ("bm25",)
