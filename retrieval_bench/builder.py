@@ -34,7 +34,7 @@ import yaml
 
 from retrieval_bench.config import BenchmarkConfig, parse_config
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.stage_graph import StageGraph
+from retrieval_bench.stage_graph import StageGraph, default_inputs
 
 if TYPE_CHECKING:
     from retrieval_bench.harness.run.runner import BenchmarkResult
@@ -77,14 +77,11 @@ class Pipeline:
 
     def stages(self) -> list[Stage]:
         """Every stage this pipeline runs, upstream first, each once."""
-        seen: dict[str, Stage] = {}
-        for member in _members(self):
-            _collect(member, seen)
-        return list(seen.values())
+        return _stages([self])
 
     def graph(self) -> StageGraph:
         """The compiled stage graph (a :class:`ConfigError` if inputs cannot be met)."""
-        return stage_config(self.stages()).stage_graph()
+        return _Sections.of(self.stages()).stage_graph()
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,6 +140,15 @@ def _members(p: Pipeline) -> tuple[Stage, ...]:
     raise ConfigError(f"not a pipeline: {p!r}")
 
 
+def _stages(pipelines: Sequence[Pipeline]) -> list[Stage]:
+    """Every stage of ``pipelines``, upstream first, each once (one label, one stage)."""
+    seen: dict[str, Stage] = {}
+    for pipeline in pipelines:
+        for member in _members(pipeline):
+            _collect(member, seen)
+    return list(seen.values())
+
+
 def _collect(stage: Stage, seen: dict[str, Stage]) -> None:
     for up in stage.inputs:
         _collect(up, seen)
@@ -188,13 +194,10 @@ def reranker(name: str, id: str | None = None, **params: Any) -> Template:
     return Template("reranker", name, id, params)
 
 
-def stage_config(stages: Sequence[Stage]) -> _Sections:
-    """The three stage lists of ``stages`` (upstream first), with default inputs left out."""
-    return _Sections.of(stages)
-
-
 @dataclass
 class _Sections:
+    """The three stage lists of a config, with default inputs left out."""
+
     retrievers: list[dict[str, Any]]
     fusions: list[dict[str, Any]]
     rerankers: list[dict[str, Any]]
@@ -204,14 +207,13 @@ class _Sections:
         by_kind: dict[Kind, list[Stage]] = {"retriever": [], "fusion": [], "reranker": []}
         for s in stages:
             by_kind[s.kind].append(s)
-        every_retriever = tuple(s.label for s in by_kind["retriever"])
-        last = (by_kind["fusion"] or by_kind["retriever"])[-1:] if stages else []
-        default_rerank = tuple(s.label for s in last)
-        return cls(
-            [s.entry(()) for s in by_kind["retriever"]],
-            [s.entry(every_retriever) for s in by_kind["fusion"]],
-            [s.entry(default_rerank) for s in by_kind["reranker"]],
-        )
+        retrievers = [s.label for s in by_kind["retriever"]]
+        fusions = [s.label for s in by_kind["fusion"]]
+        entries = {
+            kind: [s.entry(default_inputs(kind, retrievers, fusions)) for s in members]
+            for kind, members in by_kind.items()
+        }
+        return cls(entries["retriever"], entries["fusion"], entries["reranker"])
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"retrievers": self.retrievers}
@@ -266,16 +268,12 @@ class Experiment:
         self.extra = config
 
     def stages(self) -> list[Stage]:
-        seen: dict[str, Stage] = {}
-        for p in self.pipelines:
-            for s in p.stages():
-                _collect(s, seen)
-        return list(seen.values())
+        return _stages(self.pipelines)
 
     def to_config(self) -> dict[str, Any]:
         """The config mapping, as a YAML file would hold it."""
         data: dict[str, Any] = {"name": self.name, "datasets": self.datasets}
-        data.update(stage_config(self.stages()).as_dict())
+        data.update(_Sections.of(self.stages()).as_dict())
         data.update(self.extra)
         if self.baseline is not None or self.metric is not None:
             data["baseline"] = {

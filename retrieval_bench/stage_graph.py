@@ -29,7 +29,7 @@ Python builder, :mod:`retrieval_bench.builder`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -124,7 +124,20 @@ class StageGraph:
         return "StageGraph(\n" + "".join(f"  {n!r}\n" for n in self.nodes) + ")"
 
 
-def _check_inputs(node_label: str, inputs: Sequence[str], allowed: Mapping[str, StageKind]) -> None:
+def default_inputs(
+    kind: StageKind, retrievers: Sequence[str], fusions: Sequence[str]
+) -> tuple[str, ...]:
+    """What a stage that names no inputs reads: nothing for a retriever, every
+    retriever for a fusion, the last fusion (else the last retriever) for a reranker."""
+    if kind == "retriever":
+        return ()
+    if kind == "fusion":
+        return tuple(retrievers)
+    return tuple(fusions[-1:] or retrievers[-1:])
+
+
+def _check_inputs(node_label: str, inputs: Sequence[str], labels: Sequence[str]) -> None:
+    allowed = [label for label in labels if label != node_label]
     for label in inputs:
         if label not in allowed:
             raise ConfigError(
@@ -159,29 +172,33 @@ def compile_stages(
                 f"retriever {spec.label}: a retriever reads the corpus; it takes no inputs or level"
             )
         nodes.append(StageNode("retriever", spec, (), cutoff=_cutoff(spec)))
-    retriever_labels = tuple(s.label for s in retrievers)
-    known = {label: True for label in labels}
+    retriever_labels = [s.label for s in retrievers]
+    fusion_labels = [s.label for s in fusions]
     for spec in fusions:
         named = declared_inputs(spec)
-        inputs = retriever_labels if named is None else tuple(named)
-        _check_inputs(spec.label, inputs, {k: "fusion" for k in known if k != spec.label})
+        inputs = (
+            default_inputs("fusion", retriever_labels, fusion_labels)
+            if named is None
+            else tuple(named)
+        )
+        _check_inputs(spec.label, inputs, labels)
         if not inputs:
             raise ConfigError(f"fusion {spec.label}: inputs is empty; name the runs it fuses")
         level = (spec.model_extra or {}).get("level")
         if level is not None and level not in LEVELS:
             raise ConfigError(f"fusion {spec.label}: level {level!r} is not one of {LEVELS}")
         nodes.append(StageNode("fusion", spec, inputs, level, _cutoff(spec)))
-    default = fusions[-1].label if fusions else (retriever_labels[-1] if retriever_labels else "")
+    default = default_inputs("reranker", retriever_labels, fusion_labels)
     for spec in rerankers:
         named = declared_inputs(spec)
         if "level" in (spec.model_extra or {}):
             raise ConfigError(f"reranker {spec.label}: level applies to fusions only")
-        inputs = (default,) if named is None else tuple(named)
+        inputs = default if named is None else tuple(named)
         if len(inputs) != 1:
             raise ConfigError(
                 f"reranker {spec.label}: reranks exactly one stage; inputs names {len(inputs)}"
             )
-        _check_inputs(spec.label, inputs, {k: "reranker" for k in known if k != spec.label})
+        _check_inputs(spec.label, inputs, labels)
         nodes.append(StageNode("reranker", spec, inputs, cutoff=_cutoff(spec)))
     return StageGraph(_in_order(nodes))
 
