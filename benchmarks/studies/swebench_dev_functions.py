@@ -32,7 +32,12 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from retrieval_bench.datasets.gold_functions import definitions, gold_entities, modules_of
+from retrieval_bench.datasets.gold_functions import (
+    at_commit,
+    definitions,
+    gold_entities,
+    modules_of,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "data" / "swebench-lite-dev.functions.jsonl"
@@ -96,13 +101,7 @@ def main() -> None:
                 parent = git(repo, "rev-parse", f"{sha}^1").strip()
                 patch = git(repo, "diff", parent, sha, "--", "*.py")
 
-                def at_parent(path: str, parent: str = parent, repo: Path = repo) -> str | None:
-                    try:
-                        return git(repo, "show", f"{parent}:{path}")
-                    except subprocess.CalledProcessError:
-                        return None
-
-                functions, _ = gold_entities(patch, at_parent)
+                functions = gold_entities(patch, at_commit(repo, parent))
                 base = snapshot_files(data / row["snapshot"])
                 defined = {f"{p}:{d.name}" for p in {f.rpartition(":")[0] for f in functions}
                            if p in base for d in definitions(base[p])}  # fmt: skip

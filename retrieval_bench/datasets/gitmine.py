@@ -174,22 +174,15 @@ def mine_examples(
 def commit_functions(repo: Path, commit: Commit, gold: list[str]) -> tuple[str, ...]:
     """Gold functions of ``commit``'s change to its ``gold`` files (Python files only),
     derived on its first parent's files (docs/metrics.md#function-and-module-level)."""
-    from retrieval_bench.datasets.gold_functions import gold_entities
+    from retrieval_bench.datasets.gold_functions import at_commit, gold_entities
 
     py = [p for p in gold if p.endswith(".py")]
     if not py or not commit.parents:
         return ()
     parent = commit.parents[0]
-    git = ["git", "-C", str(repo)]
-    cmd = [*git, "diff", "-M", parent, commit.sha, "--", *py]
+    cmd = ["git", "-C", str(repo), "diff", "-M", parent, commit.sha, "--", *py]
     diff = subprocess.run(cmd, capture_output=True, check=True).stdout.decode("utf-8", "replace")
-
-    def at_parent(path: str) -> str | None:
-        shown = subprocess.run([*git, "show", f"{parent}:{path}"], capture_output=True)
-        return shown.stdout.decode("utf-8", "replace") if shown.returncode == 0 else None
-
-    functions, _ = gold_entities(diff, at_parent)
-    return tuple(functions)
+    return tuple(gold_entities(diff, at_commit(repo, parent)))
 
 
 def _drop_reason(commit: Commit, options: MineOptions) -> str | None:

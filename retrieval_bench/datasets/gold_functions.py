@@ -31,8 +31,10 @@ definitions tree-sitter recovers around the error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import subprocess
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from unidiff import PatchedFile, PatchSet
 
@@ -105,11 +107,10 @@ def _patched(base: str, pf: PatchedFile) -> str:
     return "".join(out + src[pos:])
 
 
-def gold_entities(
-    patch: str, base_source: Callable[[str], str | None]
-) -> tuple[list[str], list[str]]:
-    """``(gold_functions, gold_modules)`` of ``patch`` (module doc), sorted;
-    ``base_source(path)`` gives a file's base text (None: not in the base)."""
+def gold_entities(patch: str, base_source: Callable[[str], str | None]) -> list[str]:
+    """The gold functions of ``patch`` (module doc), sorted (their modules:
+    :func:`modules_of`); ``base_source(path)`` gives a file's base text (None: not in
+    the base)."""
     try:
         parsed = PatchSet(patch)
     except Exception as exc:  # noqa: BLE001 - unidiff raises its own error types
@@ -136,7 +137,7 @@ def gold_entities(
                 if chain:
                     entities.add(entity_of[".".join(chain)])
         functions.update(f"{path}:{name}" for name in entities)
-    return sorted(functions), sorted(modules_of(functions))
+    return sorted(functions)
 
 
 def modules_of(functions: Iterable[str]) -> set[str]:
@@ -144,6 +145,13 @@ def modules_of(functions: Iterable[str]) -> set[str]:
     return {module_of(f) for f in functions}
 
 
-def from_files(files: Mapping[str, str]) -> Callable[[str], str | None]:
-    """``base_source`` over an in-memory mapping of path → text."""
-    return files.get
+def at_commit(repo: str | Path, commit: str) -> Callable[[str], str | None]:
+    """``base_source`` of a git repository (a clone, mirror or bare repository) at
+    ``commit``: ``git show COMMIT:PATH``, None when the commit has no such file."""
+
+    def show(path: str) -> str | None:
+        cmd = ["git", "-C", str(repo), "show", f"{commit}:{path}"]
+        out = subprocess.run(cmd, capture_output=True)
+        return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None
+
+    return show

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,13 +222,11 @@ def git_base_source(repos: Mapping[str, str | Path]) -> BaseSource:
     """Base files read from local clones or mirrors (``owner/name`` → folder) with
     ``git show COMMIT:PATH``; a repository not given, or a missing file, is None."""
 
+    from retrieval_bench.datasets.gold_functions import at_commit
+
     def show(repo: str, commit: str, path: str) -> str | None:
         folder = repos.get(repo)
-        if folder is None:
-            return None
-        out = subprocess.run(["git", "-C", str(folder), "show", f"{commit}:{path}"],
-                             capture_output=True)  # fmt: skip
-        return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None
+        return None if folder is None else at_commit(folder, commit)(path)
 
     return show
 
@@ -264,7 +261,7 @@ def example_from_swebench(
     if base_source is not None:
         from retrieval_bench.datasets.gold_functions import gold_entities
 
-        found, _ = gold_entities(row["patch"], lambda path: base_source(repo, commit, path))
+        found = gold_entities(row["patch"], lambda path: base_source(repo, commit, path))
         functions = tuple(f for f in found if f.rpartition(":")[0] in gold_files)
     return Example(
         id=row["instance_id"].strip(),

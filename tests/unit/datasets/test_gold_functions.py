@@ -57,7 +57,9 @@ def patch_of(new: str, path: str = "pkg/shop.py", old: str = BASE) -> str:
 
 
 def gold(new: str) -> tuple[list[str], list[str]]:
-    return gold_entities(patch_of(new), {"pkg/shop.py": BASE}.get)
+    """The gold functions of the patch to ``new`` and their modules."""
+    functions = gold_entities(patch_of(new), {"pkg/shop.py": BASE}.get)
+    return functions, sorted(modules_of(functions))
 
 
 def test_definitions_with_their_chains_and_decorated_spans() -> None:
@@ -123,7 +125,8 @@ def test_several_files_and_files_outside_the_base() -> None:
     patch += patch_of("def new():\n    pass\n", "pkg/new.py", "")  # an added file
     patch += patch_of("x = 2\n", "README.txt", "x = 1\n")  # not Python
     base = {"pkg/shop.py": BASE, "pkg/run.py": other}
-    assert gold_entities(patch, base.get) == (
+    functions = gold_entities(patch, base.get)
+    assert (functions, sorted(modules_of(functions))) == (
         ["pkg/run.py:run", "pkg/shop.py:helper"],
         ["pkg/run.py:run", "pkg/shop.py:helper"],
     )
