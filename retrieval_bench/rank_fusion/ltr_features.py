@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +44,9 @@ from retrieval_bench.rank_fusion.learned import candidate_features
 from retrieval_bench.rank_fusion.learned import feature_names as source_feature_names
 from retrieval_bench.runs.file_ids import file_id, file_path
 from retrieval_bench.types import Run
+
+if TYPE_CHECKING:
+    from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -90,29 +94,34 @@ def feature_names(sources: Sequence[str], query_features: bool = False) -> list[
     return [*source_feature_names(sources), *PRIORS, *(QUERY_FEATURES if query_features else ())]
 
 
-def query_path_features(query: str, path: str) -> tuple[float, float, float]:
-    """The three question-and-path features of ``path`` (module doc)."""
+QueryTerms = tuple[frozenset[str], frozenset[str]]
+"""A question's code tokens and its lowercased words, read once per question."""
+
+
+@lru_cache(maxsize=1)
+def _tokenizer() -> CodeTokenizer:
     from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 
-    tok = _tokenizer(CodeTokenizer)
-    q_tokens = set(tok(query))
+    return CodeTokenizer()
+
+
+def query_terms(query: str) -> QueryTerms:
+    """What :func:`query_path_features` reads of a question."""
+    words = frozenset(w.lower() for w in _WORD.findall(query))
+    return frozenset(_tokenizer()(query)), words
+
+
+def query_path_features(query: str | QueryTerms, path: str) -> tuple[float, float, float]:
+    """The three question-and-path features of ``path`` (module doc); ``query`` is the
+    question or its :func:`query_terms`."""
+    q_tokens, words = query_terms(query) if isinstance(query, str) else query
     stem_path = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
-    p_tokens = set(tok(stem_path.replace("/", " ")))
+    p_tokens = set(_tokenizer()(stem_path.replace("/", " ")))
     overlap = len(p_tokens & q_tokens) / len(p_tokens) if p_tokens else 0.0
     stem = stem_path.rsplit("/", 1)[-1].lower()
-    words = {w.lower() for w in _WORD.findall(query)}
     named = float(len(stem) >= 3 and stem != "__init__" and stem in words)
     test_of = float(f"test_{stem}" in words or f"{stem}_test" in words)
     return overlap, named, test_of
-
-
-_TOKENIZERS: dict[type, object] = {}
-
-
-def _tokenizer(kind: type) -> Any:
-    if kind not in _TOKENIZERS:
-        _TOKENIZERS[kind] = kind()
-    return _TOKENIZERS[kind]
 
 
 def file_features(
@@ -127,6 +136,7 @@ def file_features(
     priors = np.array([path_priors(doc_path(c)) for c in cands], dtype=np.float64)
     parts = [x, priors.reshape(len(cands), len(PRIORS))]
     if query is not None:
-        qf = [query_path_features(query, doc_path(c)) for c in cands]
+        terms = query_terms(query)  # once per question, not once per candidate
+        qf = [query_path_features(terms, doc_path(c)) for c in cands]
         parts.append(np.array(qf, dtype=np.float64).reshape(len(cands), len(QUERY_FEATURES)))
     return cands, np.hstack(parts)
