@@ -21,9 +21,8 @@ from collections.abc import Sequence
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.base import Fusion, query_ids
-from retrieval_bench.rank_fusion.ltr_features import doc_path
 from retrieval_bench.registry import FUSIONS
-from retrieval_bench.runs.file_ids import file_id, file_path
+from retrieval_bench.runs.file_ids import doc_path, file_id, file_path
 from retrieval_bench.types import Run
 
 

@@ -42,7 +42,7 @@ import numpy.typing as npt
 from retrieval_bench.datasets.swebench import is_test_path
 from retrieval_bench.rank_fusion.learned import candidate_features
 from retrieval_bench.rank_fusion.learned import feature_names as source_feature_names
-from retrieval_bench.runs.file_ids import file_id, file_path
+from retrieval_bench.runs.file_ids import doc_path, file_id
 from retrieval_bench.types import Run
 
 if TYPE_CHECKING:
@@ -54,15 +54,6 @@ PRIORS = ("prior:test", "prior:aux", "prior:init", "prior:depth")
 QUERY_FEATURES = ("query:path_overlap", "query:stem", "query:test_of")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _AUX = re.compile(r"(^|/)(docs?|examples?|benchmarks?|bench|scripts|tools)/")
-
-
-def doc_path(doc_id: str) -> str:
-    """The file of a run id: ``file:<path>`` → path; chunk ``<path>:<a>-<b>:<hash>`` → path."""
-    path = file_path(doc_id)
-    if path is not None:
-        return path
-    parts = doc_id.rsplit(":", 2)
-    return parts[0] if len(parts) == 3 else doc_id
 
 
 def lift_to_files(run: Run) -> Run:

@@ -35,12 +35,13 @@ import numpy.typing as npt
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.ltr import FORMAT, LinearModel, LTRModel, RankModel
-from retrieval_bench.rank_fusion.ltr_features import doc_path, file_features, lift_to_files
+from retrieval_bench.rank_fusion.ltr_features import file_features, lift_to_files
 from retrieval_bench.rank_fusion.ltr_selection import (
     dataset_of,
     objective_measure,
     selection_check,
 )
+from retrieval_bench.runs.file_ids import doc_path
 from retrieval_bench.store.trec import read_run
 from retrieval_bench.types import Run
 

@@ -53,3 +53,13 @@ def entity_of(doc_id: str) -> str | None:
 def has_file_ids(scores: Mapping[str, Mapping[str, float]]) -> bool:
     """Whether some query of a run's ``scores`` ranks ``file:<path>`` ids."""
     return any(file_path(d) is not None for docs in scores.values() for d in docs)
+
+
+def doc_path(doc_id: str) -> str:
+    """The file of a run id, without a corpus: ``file:<path>`` and ``entity:<path>:<name>``
+    → path; a chunk id ``<path>:<a>-<b>:<hash>`` → path."""
+    path = file_path(doc_id)
+    if path is not None:
+        return path
+    parts = doc_id.rsplit(":", 2)
+    return parts[0] if len(parts) == 3 else doc_id

@@ -13,7 +13,6 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.ltr import LTRFusion, LTRModel
 from retrieval_bench.rank_fusion.ltr_features import (
     PRIORS,
-    doc_path,
     feature_names,
     lift_to_files,
     path_priors,
@@ -28,6 +27,7 @@ from retrieval_bench.rank_fusion.ltr_fit import (
     write_model,
 )
 from retrieval_bench.rank_fusion.ltr_selection import file_metric
+from retrieval_bench.runs.file_ids import doc_path
 from retrieval_bench.store.trec import write_run
 from retrieval_bench.types import Run
 
