@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,7 +157,7 @@ def mine_examples(
             continue
         seen_titles.add(title.lower())
         position = len(result.examples) + 1
-        functions = commit_functions(repo, commit, gold) if options.gold_functions else ()
+        functions = commit_functions(repo, commit.sha, commit.parents, gold) if options.gold_functions else ()
         example = Example(
             id=f"{prefix}{commit.sha[:10]}",
             query=query,
@@ -171,16 +172,18 @@ def mine_examples(
     return result
 
 
-def commit_functions(repo: Path, commit: Commit, gold: list[str]) -> tuple[str, ...]:
-    """Gold functions of ``commit``'s change to its ``gold`` files (Python files only),
-    derived on its first parent's files (docs/metrics.md#function-and-module-level)."""
+def commit_functions(
+    repo: Path, sha: str, parents: Sequence[str], gold: Iterable[str]
+) -> tuple[str, ...]:
+    """Gold functions of commit ``sha``'s change to its ``gold`` files (Python files
+    only), derived on its first parent's files (docs/metrics.md#function-and-module-level)."""
     from retrieval_bench.datasets.gold_functions import at_commit, gold_entities
 
     py = [p for p in gold if p.endswith(".py")]
-    if not py or not commit.parents:
+    if not py or not parents:
         return ()
-    parent = commit.parents[0]
-    cmd = ["git", "-C", str(repo), "diff", "-M", parent, commit.sha, "--", *py]
+    parent = parents[0]
+    cmd = ["git", "-C", str(repo), "diff", "-M", parent, sha, "--", *py]
     diff = subprocess.run(cmd, capture_output=True, check=True).stdout.decode("utf-8", "replace")
     return tuple(gold_entities(diff, at_commit(repo, parent)))
 

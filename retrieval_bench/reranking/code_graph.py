@@ -17,7 +17,7 @@ re-scored per query, on files (``file:<path>`` ids, as ``bm25-files``)::
     imp(f)   = max over the top ``top_n`` input files p ≠ f of
                s_in(p) · max(E_imp(p, f), call_weight · E_use(p, f))
     iss(f)   = max over the issue's symbols s that f defines of w_src(s) · idf(s)
-    score(f) = (s_in(f) + import_weight · imp(f) + issue_weight · iss(f))
+    score(f) = (input_weight · s_in(f) + import_weight · imp(f) + issue_weight · iss(f))
                · (test_weight if f is a test file else 1)
 
 * E_imp(p, f) ∈ (0, 1]: p imports f, or imports a name f defines (re-exports
@@ -34,6 +34,12 @@ re-scored per query, on files (``file:<path>`` ids, as ``bm25-files``)::
   defined everywhere little.
 * Test files (``bm25-files``' :func:`~retrieval_bench.retrieval.file_bm25.is_test_path`)
   are weighted by ``test_weight``; 0 drops them.
+* ``input_weight`` (1) weighs the input's own score. With ``input_weight: 0`` the
+  stage is one *relation* of the graph, for a learning-to-rank fusion to weigh on
+  its own: only the files the relation reaches (score > 0) are returned, e.g.
+  ``import_weight: 1, issue_weight: 0`` = the files the top input files import or
+  call, ``import_weight: 0, issue_weight: 1`` = the files that define a symbol of
+  the issue (docs/stages.md#learning-to-rank).
 
 A boost can pull a file that was not among the candidates into the ranking.
 Large weights let the neighbours of the best file overtake it (the candidates
@@ -92,6 +98,8 @@ class CodeGraphReranker(Reranker):
 
     Parameters:
         top_n: how many of the best input files are followed (5).
+        input_weight: weight of the input's own score (1; 0 keeps only the files
+            the import/call and issue relations reach).
         import_weight: weight of the import/call boost (0.1).
         issue_weight: weight of the issue-symbol definition boost (0.1).
         call_weight: weight of a call/attribute edge against an import edge (0.5).
@@ -111,6 +119,7 @@ class CodeGraphReranker(Reranker):
         self,
         *,
         top_n: int = 5,
+        input_weight: float = 1.0,
         import_weight: float = 0.1,
         issue_weight: float = 0.1,
         call_weight: float = 0.5,
@@ -121,6 +130,7 @@ class CodeGraphReranker(Reranker):
         if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 0:
             raise ConfigError(f"code-graph: top_n must be an integer >= 0, not {top_n!r}")
         self.top_n = top_n
+        self.input_weight = _weight("input_weight", input_weight)
         self.import_weight = _weight("import_weight", import_weight)
         self.issue_weight = _weight("issue_weight", issue_weight)
         self.call_weight = _weight("call_weight", call_weight, 1.0)
@@ -134,6 +144,7 @@ class CodeGraphReranker(Reranker):
         """Parameters that determine the scores (for provenance)."""
         return {
             "top_n": self.top_n,
+            "input_weight": self.input_weight,
             "import_weight": self.import_weight,
             "issue_weight": self.issue_weight,
             "call_weight": self.call_weight,
@@ -202,7 +213,10 @@ class CodeGraphReranker(Reranker):
         for f in sorted(set(s_in) | set(imp) | set(iss)):
             i_val, via = imp.get(f, (0.0, ""))
             q_val, sym = iss.get(f, (0.0, ""))
-            score = s_in.get(f, 0.0) + self.import_weight * i_val + self.issue_weight * q_val
+            s_own = self.input_weight * s_in.get(f, 0.0)
+            score = s_own + self.import_weight * i_val + self.issue_weight * q_val
+            if self.input_weight == 0 and score <= 0:
+                continue  # a relation stage returns only the files the relation reaches
             if is_test_path(f):
                 if self.test_weight == 0:
                     continue

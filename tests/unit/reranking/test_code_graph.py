@@ -117,6 +117,29 @@ def test_issue_symbols_boost_definers_not_mentioners(shop: Corpus) -> None:
     assert "file:src/shop/pricing.py" not in got
 
 
+def test_input_weight_zero_keeps_one_relation(shop: Corpus) -> None:
+    """input_weight 0: the stage is one graph relation, only the files it reaches."""
+    inp = {"src/shop/cart.py": 3.0, "README.md": 2.0, "src/shop/mention.py": 1.0}
+    imports = rerank(shop, inp, top_n=1, input_weight=0, import_weight=1.0, issue_weight=0)
+    # cart (the top file) imports pricing, money and tax: 1 · s_in(cart) · 1 each
+    assert ranked(imports) == [
+        ("file:src/shop/pricing.py", 1.0),
+        ("file:src/shop/tax.py", 1.0),
+        ("file:src/shop/util/money.py", 1.0),
+    ]
+    issue = "apply_discount returns the wrong price"
+    defines = rerank(shop, inp, issue, input_weight=0, import_weight=0, issue_weight=1.0)
+    assert defines == {"file:src/shop/discount.py": 1.0}
+    # a half weight on the input adds it back, scaled
+    half = rerank(shop, inp, issue, input_weight=0.5, import_weight=0, issue_weight=1.0)
+    assert ranked(half) == [
+        ("file:src/shop/discount.py", 1.0),
+        ("file:src/shop/cart.py", 0.5),
+        ("file:README.md", 0.25),
+        ("file:src/shop/mention.py", 0.0),
+    ]
+
+
 def test_issue_symbols_weigh_by_rarity(tmp_path: Path) -> None:
     corpus = write_repo(
         tmp_path, dict(REPO, **{"src/shop/alt.py": "def total(c):\n    return 0\n"})
@@ -208,6 +231,7 @@ def test_deterministic_picklable_and_per_corpus(tmp_path: Path) -> None:
         ({"top_n": True}, "top_n"),
         ({"top_n": 2.5}, "top_n"),
         ({"import_weight": -0.1}, "import_weight must be a number >= 0"),
+        ({"input_weight": -1}, "input_weight must be a number >= 0"),
         ({"issue_weight": math.nan}, "issue_weight"),
         ({"issue_weight": "1"}, "issue_weight"),
         ({"call_weight": 1.5}, r"call_weight must be in \[0, 1\]"),
