@@ -26,7 +26,8 @@ from pathlib import Path
 from retrieval_bench.datasets.gitmine import commit_functions
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "history-pairs"
-DATA_ROOT = Path(os.environ.get("RBENCH_DATA_ROOT", Path(__file__).resolve().parents[3] / "shared" / "data"))
+DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA_ROOT = Path(os.environ.get("RBENCH_DATA_ROOT", DEFAULT_ROOT))
 
 
 def main() -> None:
@@ -53,7 +54,8 @@ def main() -> None:
             target = PAIRS / f"{name}.functions.jsonl"
             target.write_text("".join(json.dumps(r) + "\n" for r in out))
             with_gold = sum(1 for r in out if r["gold_functions"])
-            print(f"{name}: {with_gold} of {len(out)} questions have gold functions -> {target.name}")
+            print(f"{name}: {with_gold} of {len(out)} questions have gold functions"
+                  f" -> {target.name}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from retrieval_bench.cli.index import add_walk_flags, cmd_index, cmd_query
 from retrieval_bench.cli.llm import cmd_llm
 from retrieval_bench.cli.prompts import cmd_prompts
 from retrieval_bench.cli.run import cmd_run
-from retrieval_bench.cli.runs import cmd_runs, cmd_show
+from retrieval_bench.cli.runs import add_runs_show_parser
 from retrieval_bench.cli.serve import cmd_serve
 from retrieval_bench.cli.sweep import cmd_sweep, cmd_sweeps
 
@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_sweep(sub)
     _add_index_query(sub)
-    _add_runs_show(sub)
+    add_runs_show_parser(sub, _positive_int, TABLE_FORMATS)
     add_compare_parser(sub)
     _add_eval(sub)
     _add_llm(sub)
@@ -237,37 +237,6 @@ def _add_index_query(sub: Any) -> None:
         add_walk_flags(s)
         s.add_argument("--index-uri", default=None, help="LanceDB folder (default in workspace)")
         s.set_defaults(func=func)
-
-
-def _add_runs_show(sub: Any) -> None:
-    """``rbench runs, rbench show RUN_ID``."""
-    rs = sub.add_parser("runs", help="list stored benchmark runs")
-    rs.add_argument("--json", action="store_true", help="print the runs as JSON")
-    manage = rs.add_mutually_exclusive_group()
-    manage.add_argument(
-        "--delete", nargs="+", metavar="ID",
-        help="delete these runs: their database rows and results/<ID>/ folders",
-    )  # fmt: skip
-    manage.add_argument(
-        "--prune", action="store_true", help="delete every failed or interrupted run"
-    )
-    manage.add_argument(
-        "--rebuild-db", action="store_true",
-        help="move a damaged results database aside, reload the runs and sweeps from "
-        "results/ and keep the prompt lab's tables",
-    )  # fmt: skip
-    rs.set_defaults(func=cmd_runs)
-    sh = sub.add_parser("show", help="print a stored run's per-stage table")
-    sh.add_argument("run_id", help="a run id from rbench runs")
-    sh.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
-    sh.add_argument(
-        "-k", "--k", type=_positive_int, dest="k", metavar="K",
-        help="cut-off of the table (default: the run's table_k); one of the ks the run computed",
-    )  # fmt: skip
-    sh.add_argument("--format", choices=TABLE_FORMATS, default="text", help="table format")
-    sh.add_argument("--out", metavar="FILE", help="write the table to FILE instead of stdout")
-    sh.add_argument("--json", action="store_true", help="print the table as JSON")
-    sh.set_defaults(func=cmd_show)
 
 
 def _add_eval(sub: Any) -> None:

@@ -1,7 +1,8 @@
 """``rbench runs`` and ``rbench show``: the stored runs.
 
 ``rbench show RUN_ID`` prints a stored run's per-stage table (``--subset``,
-``-k`` at any cut-off the run computed, ``--format``, ``--out``).
+``-k`` at any cut-off the run computed, ``--format``, ``--out``, and the paired
+columns against any ``--baseline`` stage on any stored ``--metric``).
 
 * ``rbench runs`` — one line per run: id, status, time, name and, for a run
   that failed or was interrupted, why (a ``running`` run whose process is gone
@@ -23,6 +24,7 @@ import argparse
 import json
 import shutil
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +169,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if k != table_k and any(f"Lost@{k}" in row for row in table.values()):
             cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
         title += f" k={k}"
-        table, paired_k_note = _paired_at_k(db, run, table, k, subset)
+        table, paired_k_note = _paired_at_k(db, run, table, k, subset, args.baseline, args.metric)
     answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
     shown = [s for s in order if s in table]
     paired = run.config.get("kind") != "eval"  # the paired columns, when the run stored them
@@ -217,31 +219,55 @@ def _stored_subset(db: ResultsDB, run: RunRecord, subset: str) -> str:
 
 
 def _paired_at_k(
-    db: ResultsDB, run: RunRecord, table: dict[str, dict[str, float]], k: int, subset: str
+    db: ResultsDB,
+    run: RunRecord,
+    table: dict[str, dict[str, float]],
+    k: int,
+    subset: str,
+    baseline: str | None = None,
+    metric: str | None = None,
 ) -> tuple[dict[str, dict[str, float]], str | None]:
-    """The table with its paired columns at cut-off ``k``: a stored test of an
-    ``@<table_k>`` metric (the default ``R@<table_k>``) is redone at ``k`` from the
-    stored per-query metrics — the subset ``all`` only, whose queries are all the
-    run's; for another subset the columns are left out, with a note (what to run
-    instead). Returns the table and that note."""
+    """The table with its paired columns at cut-off ``k``, against ``baseline`` on
+    ``metric`` when given: a stored test of an ``@<table_k>`` metric (the default
+    ``R@<table_k>``) is redone at ``k``, and any baseline stage or per-query metric
+    (``function_Acc@5``) is tested anew, from the stored per-query metrics — the
+    subset ``all`` only, whose queries are all the run's; for another subset the
+    columns are left out, with a note (what to run instead). Returns the table and
+    that note."""
     from retrieval_bench.config import ANSWER_STAGE
     from retrieval_bench.harness.compare import paired
 
     view = paired.decode(table)
     table_k = int(run.config.get("table_k", 10))
-    if view is None or k == table_k or not view.metric.endswith(f"@{table_k}"):
+    at_k = view is not None and k != table_k and view.metric.endswith(f"@{table_k}")
+    if not at_k and baseline is None and metric is None:
         return table, None
     plain = paired.without_paired(table)
-    if subset != "all":
+    if subset != "all" and baseline is None and metric is None:
         return plain, (
             f"paired columns left out: they were computed at k={table_k} "
-            f"({view.header}); rbench show {run.id} --subset {subset} -k {table_k} shows them"
+            f"({view.header if view else ''}); rbench show {run.id} --subset {subset} "
+            f"-k {table_k} shows them"
         )
-    metric = f"{view.metric.rsplit('@', 1)[0]}@{k}"
+    if subset != "all":
+        return plain, (
+            "paired columns left out: --baseline and --metric test every query of the "
+            f"run; rbench show {run.id} --baseline/--metric without --subset shows them"
+        )
     stages = [s for s in plain if s != ANSWER_STAGE]
+    default_stage, default_metric = paired.resolve_baseline(run.config)
+    base = baseline or (view.baseline if view is not None else default_stage)
+    if base not in stages:
+        raise ConfigError(f"--baseline {base!r} is not a stage of run {run.id}: {stages}")
+    if metric is None:
+        metric = view.metric if view is not None else default_metric
+        if at_k:
+            metric = f"{metric.rsplit('@', 1)[0]}@{k}"
     per_query = {s: db.query_metrics(run.id, s) for s in stages}
+    if not any(metric in row for rows in per_query.values() for row in rows.values()):
+        raise ConfigError(f"--metric {metric!r}: run {run.id} stored no such per-query metric")
     inputs = paired.fusion_inputs(run.config)
-    redone = paired.paired_view(per_query, stages, view.baseline, metric, inputs)
+    redone = paired.paired_view(per_query, stages, base, metric, inputs)
     if redone is not None:
         for stage, entries in paired.encode(redone).items():
             plain[stage].update(entries)
@@ -261,3 +287,45 @@ def _show_k(run_id: str, config: dict[str, Any], wanted: int | None) -> int:
             f"{', '.join(map(str, available))} (rbench run -k {wanted} computes a new run)"
         )
     return wanted
+
+
+def add_runs_show_parser(
+    sub: Any, positive_int: Callable[[str], int], table_formats: Sequence[str]
+) -> None:
+    """``rbench runs``, ``rbench show RUN_ID``."""
+    rs = sub.add_parser("runs", help="list stored benchmark runs")
+    rs.add_argument("--json", action="store_true", help="print the runs as JSON")
+    manage = rs.add_mutually_exclusive_group()
+    manage.add_argument(
+        "--delete", nargs="+", metavar="ID",
+        help="delete these runs: their database rows and results/<ID>/ folders",
+    )  # fmt: skip
+    manage.add_argument(
+        "--prune", action="store_true", help="delete every failed or interrupted run"
+    )
+    manage.add_argument(
+        "--rebuild-db", action="store_true",
+        help="move a damaged results database aside, reload the runs and sweeps from "
+        "results/ and keep the prompt lab's tables",
+    )  # fmt: skip
+    rs.set_defaults(func=cmd_runs)
+    sh = sub.add_parser("show", help="print a stored run's per-stage table")
+    sh.add_argument("run_id", help="a run id from rbench runs")
+    sh.add_argument("--subset", default="all", help="e.g. leaks_path=false, dataset=shopapi")
+    sh.add_argument(
+        "-k", "--k", type=positive_int, dest="k", metavar="K",
+        help="cut-off of the table (default: the run's table_k); one of the ks the run computed",
+    )  # fmt: skip
+    sh.add_argument("--format", choices=table_formats, default="text", help="table format")
+    sh.add_argument("--out", metavar="FILE", help="write the table to FILE instead of stdout")
+    sh.add_argument("--json", action="store_true", help="print the table as JSON")
+    sh.add_argument(
+        "--baseline", metavar="STAGE",
+        help="pair every stage with this one (default: the run's baseline)",
+    )  # fmt: skip
+    sh.add_argument(
+        "--metric", metavar="METRIC",
+        help="per-query metric of the paired columns, at any level the run computed "
+        "(e.g. function_Acc@5; default: the run's)",
+    )  # fmt: skip
+    sh.set_defaults(func=cmd_show)

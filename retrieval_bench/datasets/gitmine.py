@@ -157,7 +157,9 @@ def mine_examples(
             continue
         seen_titles.add(title.lower())
         position = len(result.examples) + 1
-        functions = commit_functions(repo, commit.sha, commit.parents, gold) if options.gold_functions else ()
+        functions: tuple[str, ...] = ()
+        if options.gold_functions:
+            functions = commit_functions(repo, commit.sha, commit.parents, gold)
         example = Example(
             id=f"{prefix}{commit.sha[:10]}",
             query=query,

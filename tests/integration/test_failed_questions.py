@@ -177,3 +177,28 @@ def test_show_k_redoes_the_paired_column_at_that_k(
     shown = {r[0]: [r[i] for i in cols] for r in rows}
     made = {r[1]: [r[i] for i in cols3] for r in rows3}  # run's CSV leads with the subset
     assert shown == made
+
+
+def test_show_baseline_and_metric_redo_the_paired_columns(
+    ran: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--baseline exact --metric MRR`` gives the columns of a run whose config asks for
+    them; an unknown stage or metric is a clear error."""
+    home, run_id = str(ran["home"]), ran["run_id"]
+    argv = ("--workspace", home, "show", run_id, "--baseline", "exact", "--metric", "MRR")
+    out, _ = _main(capsys, *argv, "--format", "csv")
+    header, *rows = [line.split(",") for line in out.splitlines()]
+    cfg = json.loads((tmp_path / "history.json").read_text())
+    cfg["baseline"] = {"stage": "exact", "metric": "MRR"}
+    (tmp_path / "exact-mrr.json").write_text(json.dumps(cfg))
+    made_out, _ = _main(capsys, "--workspace", home, "run", str(tmp_path / "exact-mrr.json"),
+                        "--format", "csv")  # fmt: skip
+    made_header, *made_rows = [line.split(",") for line in made_out.splitlines()]
+    cols = [header.index("ΔMRR vs exact"), header.index("p"), header.index("pairs")]
+    made_cols = [made_header.index(h) for h in ("ΔMRR vs exact", "p", "pairs")]
+    shown = {r[0]: [r[i] for i in cols] for r in rows}
+    made = {r[1]: [r[i] for i in made_cols] for r in made_rows}
+    assert shown == made and shown["exact"][0] == ""  # the baseline's own row
+    for bad, needle in (("--baseline", "'nope' is not a stage"), ("--metric", "no such")):
+        code = main(["--workspace", home, "show", run_id, bad, "nope"])
+        assert code == EXIT_BAD_INPUT and needle in capsys.readouterr().err
