@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -163,16 +164,29 @@ class LTRModel:
 
     @classmethod
     def load(cls, path: str | Path) -> LTRModel:
-        """Read a model file written by ``rbench fit-ltr``."""
+        """Read a model file written by ``rbench fit-ltr``; one process reads a file
+        once while it is unchanged (same size and modification time), since a run
+        builds the fusion once per snapshot and parsing the file and its LightGBM
+        boosters took longer than scoring a question."""
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            st = Path(path).stat()
         except FileNotFoundError:
             raise ConfigError(
                 f"ltr: model file {path} not found (write one with rbench fit-ltr)"
             ) from None
-        except (OSError, json.JSONDecodeError) as exc:
+        except OSError as exc:
             raise ConfigError(f"ltr: cannot read model file {path}: {exc}") from exc
-        return cls.from_dict(data)
+        return _load_model(str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=8)
+def _load_model(path: str, mtime_ns: int, size: int) -> LTRModel:
+    """:meth:`LTRModel.load` of ``path`` as it is at ``mtime_ns``/``size`` (the key)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"ltr: cannot read model file {path}: {exc}") from exc
+    return LTRModel.from_dict(data)
 
 
 def fuse_with(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from retrieval_bench.cli.parser import build_parser
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.rank_fusion.ltr import LTRFusion, LTRModel
+from retrieval_bench.rank_fusion.ltr import LinearModel, LTRFusion, LTRModel
 from retrieval_bench.rank_fusion.ltr_features import (
     PRIORS,
     feature_names,
@@ -252,6 +253,13 @@ def test_lambdarank_learns_the_good_source_and_round_trips(tmp_path: Path) -> No
          Run("noise", {"new": {"file:b.py": 2.0, "file:a.py": 1.0}})], k=5,
     )  # fmt: skip
     assert fused.ids("new") == ["file:a.py", "file:b.py"]
+    # read once per process while the file is unchanged; a rewritten file is read anew
+    assert LTRModel.load(path) is again and LTRFusion(model_file=str(path)).model is again
+    logistic = fit_ltr(data, folds=2, objective="Acc@1")
+    write_model(logistic, path)
+    os.utime(path, ns=(1, 1))  # a new modification time even on a coarse clock
+    reread = LTRModel.load(path)
+    assert reread is not again and isinstance(reread.full, LinearModel)
 
 
 def test_lambdarank_is_reproducible_and_model_kinds_are_checked() -> None:
