@@ -268,6 +268,7 @@ RERANKERS: Registry[Reranker] = Registry(
         "retrieval_bench.reranking.llm",
         "retrieval_bench.reranking.cross_encoder",
         "retrieval_bench.reranking.code_graph",
+        "retrieval_bench.reranking.file_size",
     ),
 )
 METRICS: Registry[MetricBase] = Registry(

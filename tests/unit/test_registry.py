@@ -85,6 +85,7 @@ def test_built_in_fusions_and_rerankers_declare_training_and_llm_use() -> None:
     assert llm == {
         "code-graph": False,
         "cross-encoder": False,
+        "file-size": False,
         "llm-logprob": True,
         "llm-select": True,
         "llm-yesno": True,
