@@ -45,14 +45,15 @@ class FileSizeReranker(Reranker):
     def rerank(self, queries: Mapping[str, str], run: Run, corpus: Corpus, k: int) -> Run:
         """Each query's input files by size, the best ``k`` as file ids."""
         files = file_level_run(run, corpus)
+        sizes: dict[str, float] = {}  # a file's size is the same for every query
         out: dict[str, dict[str, float]] = {}
         for qid in run.query_ids():
-            sizes: dict[str, float] = {}
+            out[qid] = {}
             for doc in files.scores.get(qid, {}):
                 path = file_path(doc)
                 if path:
-                    lines = max((c.end_line for c in corpus.chunks_of(path)), default=0)
-                    sizes[path] = math.log1p(lines)
-            ranked = sorted(sizes.items(), key=lambda kv: (-kv[1], file_id(kv[0])))[: max(k, 0)]
-            out[qid] = {file_id(p): s for p, s in ranked}
-        return Run(self.name, out)
+                    if path not in sizes:
+                        lines = max((c.end_line for c in corpus.chunks_of(path)), default=0)
+                        sizes[path] = math.log1p(lines)
+                    out[qid][file_id(path)] = sizes[path]
+        return Run(self.name, out).truncated(max(k, 0))  # best first, ties by id
