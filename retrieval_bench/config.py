@@ -29,11 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -45,6 +43,7 @@ from pydantic import (
 )
 
 from retrieval_bench.baseline_spec import BaselineSpec
+from retrieval_bench.config_files import read_mapping
 from retrieval_bench.data_root import check_data_files, expand_data_root
 from retrieval_bench.dataset_spec import DatasetSpec, MetricsSpec  # re-exported
 from retrieval_bench.errors import ConfigError
@@ -120,6 +119,17 @@ class BenchmarkConfig(BaseModel):
     A benchmark run scores the answerer's answers with them (default: the text metrics
     and ``grounded_refs``); ``rbench eval --config`` reads them too."""
 
+    @field_validator("repos")
+    @classmethod
+    def _no_option_like_repos(cls, v: dict[str, str]) -> dict[str, str]:
+        for repo, where in v.items():
+            if where.lstrip().startswith("-"):  # git would read it as an option
+                raise ValueError(
+                    f"{repo}: {where!r} starts with '-'; give a URL, a local path "
+                    "(./-name) or a git bundle"
+                )
+        return v
+
     @field_validator("answer_metrics")
     @classmethod
     def _unique_metric_labels(cls, v: list[MetricSpec]) -> list[MetricSpec]:
@@ -131,6 +141,11 @@ class BenchmarkConfig(BaseModel):
     @model_validator(mode="after")
     def _unique_labels(self) -> BenchmarkConfig:
         labels = [s.label for s in self.stage_specs()]
+        if ANSWER_STAGE in labels:  # with or without an answerer: stored runs keep the label
+            raise ValueError(
+                f"stage label {ANSWER_STAGE!r} is reserved for the answerer's results; "
+                "give that stage another 'id'"
+            )
         dupes = duplicate_labels(self.stage_specs())
         if dupes:
             raise ValueError(f"stage labels must be unique; give an 'id' to: {', '.join(dupes)}")
@@ -157,11 +172,6 @@ class BenchmarkConfig(BaseModel):
         return self
 
     def _check_answerer(self, spec: AnswererSpec, labels: list[str]) -> None:
-        if ANSWER_STAGE in labels:
-            raise ValueError(
-                f"stage label {ANSWER_STAGE!r} is reserved for the answerer's results; "
-                "give that stage another 'id'"
-            )
         if spec.input is not None and spec.input not in labels:
             raise ValueError(
                 f"answerer.input: {spec.input!r} is not a stage label; "
@@ -274,21 +284,6 @@ def parse_config(
                 if not Path(value).is_absolute():
                     extra[key] = str((base_dir / value).resolve())
     return cfg
-
-
-def read_mapping(path: Path, what: str, wanted: str, shape: str) -> dict[str, Any]:
-    """The top-level mapping of a YAML (``.yaml``/``.yml``) or TOML (``.toml``) file;
-    a missing file, bad syntax or a non-mapping raise :class:`ConfigError` naming it."""
-    if not path.is_file():
-        raise ConfigError(f"{path}: {what} not found; pass a .yaml or .toml {wanted}")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping {shape}")
-    return data
 
 
 def load_metric_specs(path: Path | str) -> tuple[list[MetricSpec], LLMSpec | None]:

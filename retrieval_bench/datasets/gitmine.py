@@ -220,6 +220,11 @@ def iter_commits(
         raise DatasetError(f"cannot mine {repo}: git is not installed; install git")
     if not repo.is_dir():
         raise DatasetError(f"cannot mine {repo}: not a directory; give a git repository's path")
+    if rev_range and rev_range.startswith("-"):  # git would read it as an option
+        raise DatasetError(
+            f"cannot mine {repo}: --range {rev_range!r} starts with '-'; "
+            "give a revision range such as v1.0..HEAD"
+        )
     cmd = ["git", "-C", str(repo), "log", "--first-parent", "-z", _FORMAT, "--name-status", "-M"]
     if not skip_merges:
         cmd.append("--diff-merges=first-parent")

@@ -147,9 +147,12 @@ def modules_of(functions: Iterable[str]) -> set[str]:
 
 def at_commit(repo: str | Path, commit: str) -> Callable[[str], str | None]:
     """``base_source`` of a git repository (a clone, mirror or bare repository) at
-    ``commit``: ``git show COMMIT:PATH``, None when the commit has no such file."""
+    ``commit``: ``git show COMMIT:PATH``, None when the commit has no such file (or
+    ``commit`` starts with ``-``: no commit does, and git would read it as an option)."""
 
     def show(path: str) -> str | None:
+        if commit.startswith("-"):
+            return None
         cmd = ["git", "-C", str(repo), "show", f"{commit}:{path}"]
         out = subprocess.run(cmd, capture_output=True)
         return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None

@@ -6,17 +6,24 @@ its UTF-8 bytes) in one SQLite file: a later run, a sweep's other cells or a
 pool worker starting on the same repository parse only the files no earlier
 process met. Like the chunk cache it is only a cache: a damaged file is moved
 aside and refilled, and ``RBENCH_CHUNK_CACHE=0`` turns it off with the others.
+A row whose text is not the facts this version writes (hand-edited, half-written,
+from another format) is damaged too: :meth:`FactsCache.get` deletes it with one
+warning per cache and reports a miss, so the file is parsed again and the row
+written afresh, instead of the run ending with ``KeyError: 'd'``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 
 from retrieval_bench.chunking.cache import chunk_cache_enabled
 from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef
 from retrieval_bench.store.sqlite_cache import SQLiteCache
+
+log = logging.getLogger(__name__)
 
 CACHE_FILE = "facts.sqlite"
 _FORMAT = b"1"  # bump when FileFacts or its encoding changes
@@ -38,15 +45,52 @@ def encode_facts(facts: FileFacts | None) -> str:
     )
 
 
+class DamagedRowError(ValueError):
+    """A stored row is not what :func:`encode_facts` writes."""
+
+
+def _strings(value: object, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DamagedRowError(f"{key!r} is not a list of strings")
+    return value
+
+
+def _import(value: object) -> ImportRef:
+    if not isinstance(value, list) or len(value) != 4:
+        raise DamagedRowError("an import is not [level, module, name, alias]")
+    level, module, name, alias = value
+    if not (isinstance(level, int) and isinstance(module, str) and isinstance(alias, str)):
+        raise DamagedRowError("an import is not [level, module, name, alias]")
+    if name is not None and not isinstance(name, str):
+        raise DamagedRowError("an import's name is not a string")
+    return ImportRef(level, module, name, alias)
+
+
 def decode_facts(blob: str) -> FileFacts | None:
-    row = json.loads(blob)
+    """The facts :func:`encode_facts` wrote; :class:`DamagedRowError` (a ``ValueError``)
+    when ``blob`` is not such a text."""
+    try:
+        row = json.loads(blob)
+    except ValueError as exc:
+        raise DamagedRowError(f"not JSON: {exc}") from None
     if row is None:
         return None
+    if not isinstance(row, dict):
+        raise DamagedRowError(f"not an object but {type(row).__name__}")
+    missing = [k for k in ("d", "i", "u", "a") if k not in row]
+    if missing:
+        raise DamagedRowError(f"missing key(s) {', '.join(map(repr, missing))}")
+    imports = row["i"]
+    if not isinstance(imports, list):
+        raise DamagedRowError("'i' is not a list")
+    attrs = row["a"]
+    if not isinstance(attrs, list) or not all(isinstance(a, list) and len(a) == 2 for a in attrs):
+        raise DamagedRowError("'a' is not a list of [local, attribute] pairs")
     return FileFacts(
-        defines=set(row["d"]),
-        imports=[ImportRef(level, module, name, alias) for level, module, name, alias in row["i"]],
-        uses=set(row["u"]),
-        module_attrs={(local, attr) for local, attr in row["a"]},
+        defines=set(_strings(row["d"], "d")),
+        imports=[_import(r) for r in imports],
+        uses=set(_strings(row["u"], "u")),
+        module_attrs={(local, attr) for local, attr in (_strings(a, "a") for a in attrs)},
     )
 
 
@@ -61,6 +105,7 @@ class FactsCache(SQLiteCache):
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
         self._pending: list[tuple[bytes, str]] = []
+        self._dropped = 0  # damaged rows met (and deleted) so far
 
     @classmethod
     def in_dir(cls, folder: str | Path) -> FactsCache | None:
@@ -77,7 +122,28 @@ class FactsCache(SQLiteCache):
             return None if row is None else str(row[0])
 
         blob = self._guarded(lookup)
-        return (False, None) if blob is None else (True, decode_facts(blob))
+        if blob is None:
+            return False, None
+        try:
+            return True, decode_facts(blob)
+        except DamagedRowError as exc:
+            self._drop(key, exc)
+            return False, None
+
+    def _drop(self, key: bytes, exc: DamagedRowError) -> None:
+        """Delete the damaged row under ``key`` (its file is parsed and stored again);
+        the first of this cache's damaged rows is reported, the others only counted."""
+        self._dropped += 1
+        if self._dropped == 1:
+            log.warning(
+                "%s %s had a damaged row (%s); dropped it; recomputing", self.what, self.path, exc
+            )
+
+        def delete(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM facts WHERE key = ?", (key,))
+            conn.commit()
+
+        self._guarded(delete)
 
     def put(self, key: bytes, facts: FileFacts | None) -> None:
         """Remember ``facts`` of the text whose key is ``key``; written by :meth:`flush`."""

@@ -153,7 +153,7 @@ def _open_git(spec: str, url: str, rev: str, cache_dir: Path) -> Snapshot:
 def _checkout(spec: str, mirror: Path, sha: str, work: Path) -> None:
     """A detached checkout of ``sha`` that shares the mirror's objects (``clone --shared``)."""
     todo = f"delete {mirror} and retry"
-    clone = ["git", "clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(work)]
+    clone = ["git", "clone", "--quiet", "--shared", "--no-checkout", "--", str(mirror), str(work)]
     run_command(spec, clone, f"git clone {mirror}", todo)
     checkout = ["git", "-C", str(work), "-c", "advice.detachedHead=false", "checkout", "--quiet"]
     run_command(spec, [*checkout, sha], f"git checkout {sha[:12]}", todo)

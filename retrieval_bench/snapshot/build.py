@@ -1,7 +1,8 @@
 """Building entries of the snapshot cache (docs/architecture.md#caches).
 
 * :func:`run_command`: a command without prompts whose failure is a one-line
-  :class:`SnapshotError` (what failed, git's or pip's last stderr line, what to do).
+  :class:`SnapshotError` (what failed, git's first ``fatal:``/``error:`` line or
+  pip's last stderr line, what to do).
 * :func:`build_aside`: a folder built in a temporary folder beside its place and
   renamed into it, so an interrupted build never leaves a half entry to reuse.
 * :func:`locked`: an advisory lock on a folder, held while a process clones or
@@ -33,15 +34,27 @@ def snapshot_error(label: str, problem: str, todo: str) -> SnapshotError:
     return SnapshotError(f"{problem} (from {label!r}): {todo}")
 
 
-def _last_line(text: str) -> str:
+_GIT_PREFIXES = ("fatal: ", "error: ")
+
+
+def _last_line(text: str, git: bool = False) -> str:
+    """What a failed command said, on one line: for ``git``, its first ``fatal:`` or
+    ``error:`` line without the prefix (git follows it with advice such as "Please
+    make sure you have the correct access rights / and the repository exists.", which
+    says nothing of what failed); otherwise, or when there is none, the last non-empty
+    line (pip's ``ERROR: ...``)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines if git else ():
+        if line.startswith(_GIT_PREFIXES):
+            return line.split(": ", 1)[1].strip() or line
     return lines[-1] if lines else "no error output"
 
 
 def run_command(
     label: str, cmd: list[str], what: str, todo: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run a command without prompting; raise ``what failed: <last stderr line>; todo``."""
+    """Run a command without prompting; raise ``what failed: <why> (from 'label'): todo``
+    (``why``: :func:`_last_line` of its stderr)."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
         proc = subprocess.run(
@@ -50,7 +63,8 @@ def run_command(
     except subprocess.TimeoutExpired as exc:
         raise snapshot_error(label, f"{what} timed out after {_TIMEOUT_S}s", todo) from exc
     if proc.returncode != 0:
-        raise snapshot_error(label, f"{what} failed: {_last_line(proc.stderr)}", todo)
+        why = _last_line(proc.stderr, git=cmd[0] == "git")
+        raise snapshot_error(label, f"{what} failed: {why}", todo)
     return proc
 
 

@@ -14,7 +14,8 @@ source once (``+refs/*:refs/*``), then each 40-hex commit still missing by its s
 (a commit no ref points to; not from a bundle, which cannot serve one), kept under
 ``refs/rbench/<sha>``. Cloning holds an advisory lock on the ``mirrors/`` folder and
 fetching one on the mirror, so concurrent runs neither clone a source twice nor fetch
-into one mirror at once.
+into one mirror at once. A source starting with ``-`` is refused (:func:`check_source`)
+and every git command gets ``--`` before it, so a source never reaches git as an option.
 
 Versions before this one kept the mirrors of ``git+URL@commit`` snapshots in
 ``cache_dir/git/``: that folder is no longer read and can be deleted.
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from retrieval_bench.errors import SnapshotError
-from retrieval_bench.snapshot.build import build_aside, locked, run_command
+from retrieval_bench.snapshot.build import build_aside, locked, run_command, snapshot_error
 
 MIRRORS = "mirrors"
 """The folder of the cache that holds the mirrors."""
@@ -51,14 +52,27 @@ def mirror_path(source: str, cache_dir: Path) -> Path:
     return Path(cache_dir) / MIRRORS / key
 
 
+def check_source(source: str, label: str) -> None:
+    """Refuse a source that starts with ``-``: git would read it as an option
+    (``--upload-pack=<command>`` runs a command). Every git command here also puts
+    ``--`` before the source, so this is the clear message, not the only guard."""
+    if source.lstrip().startswith("-"):
+        raise snapshot_error(
+            label,
+            f"repository address {source!r} starts with '-'",
+            "give a URL, a local path or a git bundle (a relative path: ./-name)",
+        )
+
+
 def open_mirror(source: str, cache_dir: Path, *, label: str, todo: str) -> Path:
     """The bare mirror of ``source``, cloned on first use; a failed clone raises
     ``git clone <location> failed: <why> (from '<label>'): <todo>``."""
+    check_source(source, label)
     mirror = mirror_path(source, cache_dir)
     if (mirror / "HEAD").exists():
         return mirror
     where = location(source)
-    clone = ["git", "clone", "--bare", "--mirror", "--quiet", where]
+    clone = ["git", "clone", "--bare", "--mirror", "--quiet", "--", where]
     mirror.parent.mkdir(parents=True, exist_ok=True)
     with locked(mirror.parent):
         if not (mirror / "HEAD").exists():  # another process may have cloned it meanwhile
@@ -99,7 +113,7 @@ def mirror_commits(
 def _fetch(
     mirror: Path, where: str, revs: Sequence[str], label: str, todo: str
 ) -> dict[str, str | None]:
-    fetch = ["git", "--git-dir", str(mirror), "fetch", "--quiet", where]
+    fetch = ["git", "--git-dir", str(mirror), "fetch", "--quiet", "--", where]
     run_command(label, [*fetch, "+refs/*:refs/*"], f"git fetch {where}", todo)
     found = resolve_commits(mirror, revs)
     missing = {rev.rstrip("^") for rev, sha in found.items() if sha is None}

@@ -34,7 +34,7 @@ from pathlib import Path
 from retrieval_bench.errors import SnapshotError
 from retrieval_bench.snapshot import Snapshot, file_sha256, read_unpack_meta, unpack_archive
 from retrieval_bench.snapshot.build import build_aside, run_command
-from retrieval_bench.snapshot.mirrors import mirror_commits, mirror_path
+from retrieval_bench.snapshot.mirrors import check_source, mirror_commits, mirror_path
 
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 DEFAULT_REPO_URL = "https://github.com/{repo}.git"
@@ -135,6 +135,7 @@ def resolve_repo_commits(
     source = source or repo_source(repo)
     if shutil.which("git") is None:
         raise SnapshotError(f"repository {repo}: git is not installed: install git")
+    check_source(source, repo)
     _check_source(repo, source)
     wanted = [c.strip() for c in commits]
     revs = [f"{c}^" if parent else c for c in wanted]

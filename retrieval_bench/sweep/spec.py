@@ -28,7 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from retrieval_bench.config import PATH_PARAMS, BenchmarkConfig, load_parsed, read_mapping
+from retrieval_bench.config import PATH_PARAMS, BenchmarkConfig, load_parsed
+from retrieval_bench.config_files import read_mapping
 from retrieval_bench.data_root import expand_data_root
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.measures import parse_measure

@@ -167,3 +167,15 @@ def test_mined_questions_carry_gold_functions(tmp_path: Path) -> None:
     assert example.gold_functions == ("shop.py:Shop.price",)
     off = mine_examples(r.path, options=MineOptions(gold_functions=False)).examples
     assert off[0].gold_functions == ()
+
+
+def test_a_range_git_would_read_as_an_option_is_refused(repo: GitRepo, tmp_path: Path) -> None:
+    """``--range=--output=FILE`` reached ``git log`` as an option and wrote the file."""
+    out = tmp_path / "written"
+    with pytest.raises(DatasetError) as err:
+        mine_examples(repo.path, f"--output={out}")
+    assert str(err.value) == (
+        f"cannot mine {repo.path}: --range '--output={out}' starts with '-'; "
+        "give a revision range such as v1.0..HEAD"
+    )
+    assert not out.exists()

@@ -4,11 +4,18 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 
 import pytest
 
-from retrieval_bench.datasets.gold_functions import definitions, gold_entities, modules_of
+from retrieval_bench.datasets.gold_functions import (
+    at_commit,
+    definitions,
+    gold_entities,
+    modules_of,
+)
 from retrieval_bench.errors import DatasetError
+from tests.unit.datasets.gitrepo import GitRepo, needs_git
 
 BASE = '''\
 import os
@@ -136,3 +143,14 @@ def test_modules_and_bad_patches() -> None:
     assert modules_of(["a.py:C.m.inner", "a.py:f", "b/c.py:C"]) == {"a.py:C", "a.py:f", "b/c.py:C"}
     with pytest.raises(DatasetError, match="unified diff"):
         gold_entities("@@ -1,2 +1,2 @@\nnot a diff", {}.get)
+
+
+@needs_git
+def test_a_commit_git_would_read_as_an_option_reads_nothing(tmp_path: Path) -> None:
+    """``git show --output=FILE:path`` wrote a file; such a commit has no files."""
+    repo = GitRepo(tmp_path / "r")
+    sha = repo.commit("first", {"a.py": "x = 1\n"})
+    assert at_commit(repo.path, sha)("a.py") == "x = 1\n"
+    out = tmp_path / "written"
+    assert at_commit(repo.path, f"--output={out}")("a.py") is None
+    assert not list(tmp_path.glob("written*"))

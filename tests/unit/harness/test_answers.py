@@ -313,11 +313,17 @@ def test_bad_answerer_sections_name_the_key(answerer: dict[str, Any], needle: st
     assert needle in str(info.value) and str(info.value).startswith("bench.yaml: ")
 
 
-def test_answer_is_a_reserved_stage_label_with_an_answerer() -> None:
+def test_answer_is_a_reserved_stage_label_with_or_without_an_answerer() -> None:
+    """It used to be refused only beside an ``answerer:`` section; the web views and
+    stored tables treat the label as the answerer's whatever the config."""
     data = {**BASE, "fusions": [{"name": "rrf", "id": "answer"}]}
-    parse_config(data)  # no answerer: no clash
-    with pytest.raises(ConfigError, match="stage label 'answer' is reserved"):
-        parse_config({**data, "answerer": {}})
+    for config in (data, {**data, "answerer": {}}):
+        with pytest.raises(ConfigError) as info:
+            parse_config(config, "bench.yaml")
+        assert str(info.value) == (
+            "bench.yaml: (top level): Value error, stage label 'answer' is reserved for the "
+            "answerer's results; give that stage another 'id'"
+        )
 
 
 def test_answer_metrics_without_an_answerer(tmp_path: Path) -> None:
