@@ -9,6 +9,11 @@ every process it starts inherits, and at the end terminates the
 ``llama_cpp.server`` processes carrying it — only this session's, never those
 of another test session or of the user on the same machine — naming them in
 the terminal summary so the leak is visible, not silent.
+
+It also registers the ``needs_data_root`` marker and the ``data_root`` fixture of the
+tests that read the benchmark data, which a user's clone lacks: they skip, saying
+where the data root is and how to point at one, when it is absent
+(:mod:`tests.benchmark_data`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.benchmark_data import missing_data, skip_without_data
 
 _LEAKED: list[str] = []
 _TOKEN_VAR = "RBENCH_TEST_SESSION"
@@ -63,3 +70,29 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
         for line in _LEAKED:
             terminalreporter.write_line(f"  {line}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "needs_data_root(*paths): reads the benchmark data (paths: files under the data "
+        "root); skipped where the data root, or one of the paths, is absent",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each ``needs_data_root`` test whose data is absent skipped, with the reason
+    (reported at the test, and none of its fixtures run)."""
+    for item in items:
+        for mark in item.iter_markers("needs_data_root"):
+            reason = missing_data(*mark.args)
+            if reason is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
+                break
+
+
+@pytest.fixture
+def data_root() -> Path:
+    """The benchmark data root (``$RBENCH_DATA_ROOT``, else ``../shared/data`` beside the
+    repository), as the bundled configs read it; the test skips where it is absent."""
+    return skip_without_data()

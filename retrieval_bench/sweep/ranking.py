@@ -3,14 +3,24 @@
 A cell is judged on the objective (``Acc@5`` by default) of its **last stage**
 (the last reranker, else the last fusion, else the last retriever: what the
 pipeline hands on), per question of the split. Each cell gets the mean with a
-95% percentile-bootstrap CI (2,000 resamples, seed 0). The best cell — the
-highest mean; among equal means the cheaper (seconds, to the millisecond:
-:func:`cost_seconds`), then the lower cell number — is compared with every
-other on the questions both answered, by the paired sign-flip randomisation
-test (exact up to 2^13 questions, else 10,000 resamples), and the p-values are
-Holm-adjusted over the family of those comparisons. A cell whose last stage
-failed on every question, or that ran on no snapshot, is ``failed`` with the
-first reason, listed after the ranked cells and left out of the tests.
+95% percentile-bootstrap CI (2,000 resamples, seed 0). The cells are ranked by
+mean; among equal means the cheaper (seconds, to the millisecond:
+:func:`cost_seconds`) first, then the lower cell number, and the first is the
+chosen cell. The *reference* — the highest mean; among equal means the lower cell
+number — is compared with every other cell on the questions both answered, by the
+paired sign-flip randomisation test (exact up to 2^13 questions, else 10,000
+resamples), and the p-values are Holm-adjusted over the family of those
+comparisons. A cell whose last stage failed on every question, or that ran on no
+snapshot, is ``failed`` with the first reason, listed after the ranked cells and
+left out of the tests.
+
+The reference is chosen without the seconds: among equal means the cheaper cell
+*as measured* is a matter of timing noise (a loaded machine, a worker pool instead
+of this process), and were it the reference, every other cell's Δ, p and Holm p —
+stored in the sweep's rows — would change with it from one run of the same sweep
+to the next. So every stored row but the rank and the seconds is a function of the
+per-question values and the cell numbers (:func:`reference_of`); when no other cell
+ties the best mean, the reference is the chosen cell.
 """
 
 from __future__ import annotations
@@ -68,7 +78,8 @@ class CellScore:
     ci_high: float = math.nan
     rank: int | None = None
     delta: float | None = None
-    """Mean difference to the best cell on the questions both answered (≤ 0)."""
+    """Mean difference to the reference (:func:`reference_of`) on the questions both
+    answered (≤ 0 on a selection split); None for the reference itself."""
     p_value: float | None = None
     p_holm: float | None = None
 
@@ -121,9 +132,17 @@ def score_cell(phase_cell: PhaseCell, spec: SweepSpec, phase: str, cell: Cell) -
     return score
 
 
+def reference_of(done: Sequence[CellScore]) -> CellScore:
+    """The cell the others of ``done`` (scored cells) are tested against: the highest
+    mean, then the lower cell number — never the measured seconds, so that the stored
+    Δ and p-values do not depend on timing (the module docstring)."""
+    return min(done, key=lambda s: (-s.mean, s.cell.index))
+
+
 def rank_cells(scores: Sequence[CellScore], keep_order: bool = False) -> list[CellScore]:
-    """Best first (or as given with ``keep_order``: the first is the reference), every
-    other scored cell tested against the first, Holm-adjusted; failed cells last."""
+    """The chosen cell first, then by mean (or as given with ``keep_order``, the first
+    being the reference); every other scored cell tested against the reference
+    (:func:`reference_of`), Holm-adjusted; failed cells last."""
     done = [s for s in scores if s.status == "done"]
     if not keep_order:
         # equal means: the cheaper cell first (quality first, then cost), then the lower number
@@ -131,16 +150,16 @@ def rank_cells(scores: Sequence[CellScore], keep_order: bool = False) -> list[Ce
     failed = [s for s in scores if s.status != "done"]
     if not done:
         return failed
-    best = done[0]
+    reference = done[0] if keep_order else reference_of(done)
     tested: list[CellScore] = []
     for i, s in enumerate(done, 1):
         s.rank = i
-        if s is best:
+        if s is reference:
             continue
-        common = sorted(set(best.values) & set(s.values))
+        common = sorted(set(reference.values) & set(s.values))
         if len(common) < 2:
             continue
-        a = [best.values[q] for q in common]
+        a = [reference.values[q] for q in common]
         b = [s.values[q] for q in common]
         s.delta = statistics.fmean(b) - statistics.fmean(a)
         s.p_value = randomisation_test(a, b).p_value

@@ -21,9 +21,22 @@ def _p(v: Any) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
+def best_mean(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """The highest mean of the scored rows of a ranked table (None when none is).
+
+    The Δ column says ``best`` for every cell with it: the chosen cell (rank 1, the
+    cheaper among equal means) and the reference the others are tested against
+    (the lower cell number among them, whose p is ``-``; :mod:`~retrieval_bench.sweep.ranking`)
+    are then two cells, both best."""
+    means = [r["mean"] for r in rows if r.get("status") == "done" and r.get("mean") is not None]
+    return max(means, default=None)
+
+
 def ranked_table(rows: Sequence[Mapping[str, Any]], objective: str) -> str:
     """One line per cell: rank, cell, objective mean [95% CI], Δ and Holm p against the
-    best, cost (seconds as if run alone, LLM calls, tokens), setting."""
+    reference (:func:`best_mean`), cost (seconds as if run alone, LLM calls, tokens),
+    setting."""
+    best = best_mean(rows)
     head = (
         f"{'rank':>4}  {'cell':>4}  {objective:>7} {'[95% CI]':<15}  {'Δ best':>7}  "
         f"{'p Holm':>7}  {'n':>4}  {'seconds':>8}  {'llm':>5}  {'tokens':>7}  setting"
@@ -35,7 +48,7 @@ def ranked_table(rows: Sequence[Mapping[str, Any]], objective: str) -> str:
                          f"  ({r['label']})")  # fmt: skip
             continue
         ci = f"[{_num(r.get('ci_low'))}, {_num(r.get('ci_high'))}]"
-        delta = "best" if r.get("rank") == 1 else _num(r.get("delta"))
+        delta = "best" if r.get("mean") == best else _num(r.get("delta"))
         lines.append(
             f"{r.get('rank') or '-':>4}  {r['cell']:>4}  {_num(r.get('mean')):>7} {ci:<15}  "
             f"{delta:>7}  {_p(r.get('p_holm')):>7}  {r.get('n', 0):>4}  "

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from retrieval_bench.store.db import UnknownRunError
 from retrieval_bench.store.sweeps import SweepCellRecord, SweepRecord, get_sweep, list_sweeps
 from retrieval_bench.sweep.ranking import cost_seconds
+from retrieval_bench.sweep.report import best_mean
 from retrieval_bench.web.html import esc, link, num, page, pval, rate, table
 from retrieval_bench.web.rundata import PageNotFoundError, open_db, run_href
 from retrieval_bench.workspace import Workspace
@@ -185,6 +186,7 @@ def _selection_table(cells: Sequence[SweepCellRecord], objective: str, front: se
                      chosen: Any) -> str:  # fmt: skip
     head = ["rank", "cell", objective, "95% CI", "Δ best", "p (Holm)", "n", "seconds",
             "LLM calls", "tokens", "Pareto", "setting", "run"]  # fmt: skip
+    best = best_mean([{**c.row, "status": c.status} for c in cells])  # "best": every tie
     rows = []
     for c in cells:
         r = c.row
@@ -198,7 +200,7 @@ def _selection_table(cells: Sequence[SweepCellRecord], objective: str, front: se
         on_front = c.cell in front
         values = [
             esc(r.get("rank") or "–"), str(c.cell), rate(r.get("mean")), _ci(r),
-            "best" if r.get("rank") == 1 else _delta(r.get("delta")), pval(r.get("p_holm")),
+            "best" if r.get("mean") == best else _delta(r.get("delta")), pval(r.get("p_holm")),
             _int(r.get("n")), _seconds(r.get("seconds")), _int(r.get("llm_calls", 0)),
             _int(r.get("llm_tokens", 0)), "◆ front" if on_front else "", esc(c.label),
             _run_link(c),
@@ -272,9 +274,9 @@ def sweep_page(ws: Workspace, sweep_id: str) -> str:
         f"base config were then scored on {esc(report_on)}, so the chosen setting is never "
         "scored on the questions that chose it.</p>",
         f"<h2>Cells ranked on {esc(select_on)}</h2>",
-        "<p class='hint'>Δ best and p: the paired randomisation test of each cell against "
-        "the best on the questions both answered, Holm-adjusted. Pareto: no other cell is "
-        "both as cheap (seconds) and as good, and strictly one of the two.</p>",
+        "<p class='hint'>Δ best, p: paired randomisation test against the best (the best mean's "
+        "lowest cell number) on the questions both answered, Holm-adjusted. Pareto: no other "
+        "cell is both as cheap (seconds) and as good, and strictly one of the two.</p>",
         _selection_table(cells, objective, set(front), summ.get("chosen")),
         "<h2>Quality versus cost</h2>",
         quality_cost_chart(_chart_points(cells, summ.get("chosen")), front, objective),

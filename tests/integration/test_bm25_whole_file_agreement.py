@@ -21,8 +21,8 @@ from tests.integration.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.integration
 
-DATA = REPO_ROOT.parent / "shared" / "data" / "swebench-lite-dev"
-QUESTIONS = DATA / "swebench-lite-dev.jsonl"
+QUESTIONS = "swebench-lite-dev/swebench-lite-dev.jsonl"
+"""Under the benchmark data root (tests/benchmark_data.py), beside the snapshot tarballs."""
 CONFIG = REPO_ROOT / "benchmarks" / "configs" / "swebench-lite-dev.yaml"
 KS = (1, 3, 5, 10)
 TOLERANCE = 0.05
@@ -88,19 +88,19 @@ def mean_table(per_query: dict[str, dict[str, float]]) -> dict[str, float]:
     return {key: sum(r[key] for r in per_query.values()) / len(per_query) for key in keys}
 
 
-def test_bm25_rung_agrees_with_whole_file_bm25(workspace: Path) -> None:
-    if not QUESTIONS.exists():
-        pytest.skip(f"{DATA} is not here (the shared data folder)")
+@pytest.mark.needs_data_root(QUESTIONS)
+def test_bm25_rung_agrees_with_whole_file_bm25(workspace: Path, data_root: Path) -> None:
+    questions = data_root / QUESTIONS
     pytest.importorskip("bm25s")
     from retrieval_bench.config import load_config
     from retrieval_bench.harness.run.runner import run_benchmark
     from retrieval_bench.specs import StageSpec
     from retrieval_bench.workspace import Workspace
 
-    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
     baseline: dict[str, dict[str, float]] = {}
     for row in rows:
-        files = snapshot_files(DATA / row["snapshot"])
+        files = snapshot_files(questions.parent / row["snapshot"])
         baseline[row["id"]] = score_ranking(
             whole_file_ranking(row["query"], files), row["gold_files"]
         )

@@ -14,21 +14,20 @@ from retrieval_bench.cli import EXIT_OK, main
 from tests.integration.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.integration
-SHARED = REPO_ROOT.parent / "shared" / "data"
 
 
 @pytest.mark.parametrize(
-    ("config", "needs"),
+    "config",
     [
-        ("swebench-lite-dev", SHARED / "swebench-lite-dev" / "swebench-lite-dev.jsonl"),
-        ("pytest-history", SHARED / "repos" / "pytest.bundle"),
+        pytest.param("swebench-lite-dev", marks=pytest.mark.needs_data_root(
+            "swebench-lite-dev/swebench-lite-dev.jsonl")),
+        pytest.param("pytest-history", marks=pytest.mark.needs_data_root(
+            "devsets/pytest-7.4.0.jsonl", "repos/pytest.bundle")),
     ],
-)
+)  # fmt: skip
 def test_bundled_config_slice(
-    config: str, needs: Path, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+    config: str, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if not needs.exists():
-        pytest.skip(f"{needs} is not here (the shared data folder)")
     src = REPO_ROOT / "benchmarks" / "configs" / f"{config}.yaml"
     data = yaml.safe_load(src.read_text())
     data["retrievers"] = [{"name": "bm25"}]

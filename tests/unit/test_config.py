@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from retrieval_bench.config import load_config, parse_config
+from retrieval_bench.config import BenchmarkConfig, load_config, parse_config
+from retrieval_bench.data_root import expand_data_root
 from retrieval_bench.errors import ConfigError
+from tests.benchmark_data import CONFIGS, PLACEHOLDER, REPO_ROOT
 
-BASE = {
+BASE: dict[str, Any] = {
     "name": "t",
     "datasets": [{"name": "a", "questions": "q.jsonl", "snapshot": "repo"}],
     "retrievers": [{"name": "bm25", "k1": 1.2}],
@@ -86,7 +91,7 @@ def test_bad_key_is_named(patch: dict[str, object], needle: str) -> None:
 
 
 def test_include_globs_are_checked_and_part_of_the_fingerprint() -> None:
-    ds = BASE["datasets"][0]  # type: ignore[index]
+    ds = BASE["datasets"][0]
     plain = parse_config(BASE)
     only_py = parse_config({**BASE, "datasets": [{**ds, "include": ["*.py"]}]})
     assert plain.datasets[0].include == [] and only_py.datasets[0].include == ["*.py"]
@@ -99,7 +104,7 @@ def test_duplicate_stage_labels_rejected() -> None:
     data = {**BASE, "retrievers": [{"name": "exact"}, {"name": "exact", "terms": "raw"}]}
     with pytest.raises(ConfigError, match="give an 'id'"):
         parse_config(data)
-    data["retrievers"][1]["id"] = "exact-raw"  # type: ignore[index]
+    data["retrievers"][1]["id"] = "exact-raw"
     assert [s.label for s in parse_config(data).retrievers] == ["exact", "exact-raw"]
 
 
@@ -131,23 +136,78 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
         load_config(bad)
 
 
-def test_shipped_configs_validate() -> None:
-    root = Path(__file__).resolve().parents[2]
+SHIPPED = sorted(CONFIGS.glob("*.yaml"))
+READS_DATA = [p for p in SHIPPED if PLACEHOLDER in p.read_text(encoding="utf-8")]
+"""The bundled configs that read the benchmark data (from the data root)."""
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _stand_in_data(path: Path, root: Path) -> None:
+    """An empty file under ``root`` for each path under the data root that the config
+    ``path`` names (its sweep grid included): what loading it checks is there."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    expand_data_root(data, path.parent, str(path), root)
+    for value in _strings(data):
+        if Path(value).is_relative_to(root):
+            Path(value).parent.mkdir(parents=True, exist_ok=True)
+            Path(value).touch()
+
+
+def _load_shipped(path: Path, data_root: Path | None = None) -> BenchmarkConfig:
+    """A bundled config loaded as ``rbench run``/``rbench sweep`` loads it (a sweep's
+    grid must expand to more than one cell)."""
     from retrieval_bench.sweep.grid import expand
     from retrieval_bench.sweep.spec import load_sweep_config
 
-    for path in sorted((root / "benchmarks" / "configs").glob("*.yaml")):
-        if path.name.startswith("sweep-"):  # a base config plus a grid that expands
-            cfg, sweep = load_sweep_config(path)
-            assert len(expand(cfg, sweep)) > 1, path
-        else:
-            cfg = load_config(path)  # relative to the config's folder, whatever the cwd
-        for ds in cfg.datasets:
-            assert str(ds.questions).startswith(str(root.parent)), (path, ds.questions)
-            if ds.snapshot is not None and "==" not in ds.snapshot:
-                assert (Path(ds.snapshot) / ".rbenchignore").is_file(), (path, ds.snapshot)
-        for repo, where in cfg.repos.items():  # per-question snapshots: local bundles
-            assert where.startswith(str(root.parent)), (path, repo, where)
+    if path.name.startswith("sweep-"):  # a base config plus a grid that expands
+        cfg, sweep = load_sweep_config(path, data_root=data_root)
+        assert len(expand(cfg, sweep)) > 1, path
+        return cfg
+    return load_config(path, data_root=data_root)  # relative to its folder, whatever the cwd
+
+
+def _check_paths(path: Path, cfg: BenchmarkConfig, root: Path) -> None:
+    """Every file a bundled config reads is in the repository or under the data root."""
+    for ds in cfg.datasets:
+        assert ds.questions.is_relative_to(REPO_ROOT) or ds.questions.is_relative_to(root), (
+            path, ds.questions)  # fmt: skip
+        if ds.snapshot is not None and "==" not in ds.snapshot:
+            assert (Path(ds.snapshot) / ".rbenchignore").is_file(), (path, ds.snapshot)
+    for repo, where in cfg.repos.items():  # per-question snapshots: local bundles
+        assert Path(where).is_relative_to(root), (path, repo, where)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_configs_validate(path: Path, tmp_path: Path) -> None:
+    """Every bundled config is valid, with or without the benchmark data: the files it
+    reads from the data root are empty stand-ins in a temporary one (``--data-root``,
+    which wins over ``$RBENCH_DATA_ROOT``). Whether the real data is there is
+    :func:`test_shipped_configs_find_their_data`'s part."""
+    root = tmp_path / "data"
+    _stand_in_data(path, root)
+    _check_paths(path, _load_shipped(path, data_root=root), root)
+
+
+@pytest.mark.needs_data_root
+@pytest.mark.parametrize("path", READS_DATA, ids=lambda p: p.name)
+def test_shipped_configs_find_their_data(path: Path, data_root: Path) -> None:
+    """Where the benchmark data is (CI), each config that reads it loads from the data
+    root as it is (``$RBENCH_DATA_ROOT``, else ``../shared/data``), and the git bundles
+    of its per-question snapshots are there; on a clone without the data it skips."""
+    cfg = _load_shipped(path)  # a question file missing from the data root fails here
+    _check_paths(path, cfg, data_root)
+    missing = [where for where in cfg.repos.values() if not Path(where).is_file()]
+    assert missing == [], path
 
 
 ANSWER_METRICS = [

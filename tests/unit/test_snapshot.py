@@ -347,9 +347,9 @@ def _pypi_reachable() -> bool:
 
 
 @pytest.mark.integration
-def test_download_requests_sdist_and_verify_manifest_sha(tmp_path: Path) -> None:
-    devsets = Path("/work/shared/data/devsets")
-    expected = devset_manifest_sha("requests", "2.31.0", devsets)
+@pytest.mark.needs_data_root("devsets/manifest.json")
+def test_download_requests_sdist_and_verify_manifest_sha(tmp_path: Path, data_root: Path) -> None:
+    expected = devset_manifest_sha("requests", "2.31.0", data_root / "devsets")
     if expected is None:
         pytest.skip("devsets manifest not available")
     if not _pypi_reachable():

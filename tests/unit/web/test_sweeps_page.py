@@ -193,7 +193,13 @@ def test_ranked_table_lists_cells_best_first_and_failed_last(swept: Swept) -> No
         else:  # the reason spans the numbers' columns
             assert len(row) == 5 and row[2] == f"failed: {c.error}"
             assert "ToolMissingError" in row[2] and "rg_path" in row[2]
-    assert t.rows[0][4] == "best" and t.rows[0][5] == "–"
+    # Δ: "best" for the best mean (the chosen cell and any tie); the reference the others
+    # are tested against, the lowest cell number among those, has no p of its own
+    best = [c for c in done if c.row["mean"] == means[0]]
+    assert [r[4] == "best" for r in t.rows[: len(best)]] == [True] * len(best)
+    assert "best" not in [r[4] for r in t.rows[len(best) :]]
+    reference = min(best, key=lambda c: c.cell)
+    assert next(r for r in t.rows if r[1] == str(reference.cell))[5] == "–"
     chosen = swept.sweep.summary["chosen"]
     assert re.search(f'<tr class="chosen[^"]*" data-cell="{chosen}"', html)
     # a cell's run page opens
