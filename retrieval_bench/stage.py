@@ -12,10 +12,13 @@ themselves are :class:`~retrieval_bench.retrieval.base.Retriever`,
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, ClassVar, Literal, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
+Ranks = Literal["files", "chunks"]
+"""What a stage's run ranks: ``files`` (``file:<path>`` ids only, as ``bm25-files``) or
+``chunks`` (chunk or entity ids); None where only the run itself can tell."""
 
 
 class Stage(ABC):
@@ -43,6 +46,11 @@ class Stage(ABC):
     embedding cache. The harness passes the run's workspace's
     :attr:`~retrieval_bench.workspace.Workspace.embeddings_uri` (so ``$RBENCH_CACHE``
     still wins over ``<workspace>/cache``) unless the stage's config names one."""
+
+    ranks: ClassVar[Ranks | None] = None
+    """What the stage's run ranks whatever its parameters and inputs: ``files`` for
+    the file rankers (``bm25-files``, ``ltr``, ``code-graph``); None when that depends
+    on them (:meth:`ranks_for`)."""
 
     failures: dict[str, str]
     """Query id → why this stage could not serve it (after its last call);
@@ -74,7 +82,33 @@ class Stage(ABC):
         datasets); raise an :class:`~retrieval_bench.errors.RBenchError` saying what
         is wrong. A stage that fails every query scores 0 under a run that still
         says ``done``, so a bad input file must stop the run instead
-        (``external``, docs/stages.md#external). Default: nothing to check."""
+        (``external``, docs/stages.md#external). A fusion's or reranker's ``params``
+        carry its ``inputs`` resolved (the default filled in), so a model file can be
+        checked against them (``ltr``). Default: nothing to check."""
+        return None
+
+    @classmethod
+    def ranks_for(cls, params: Mapping[str, Any], inputs: Sequence[Ranks | None]) -> Ranks | None:
+        """What the run of the stage configured with ``params`` ranks, given what its
+        inputs' runs rank (in the order it reads them): read when the config is checked,
+        before any work, by the stages that need their inputs in given roles
+        (:meth:`check_config`). Default :attr:`ranks`; where that is None, the kinds
+        say what their contract promises (a retriever ranks chunks, a reranker its
+        input's ids, a fusion files when its inputs are lifted to files)."""
+        return cls.ranks
+
+    @classmethod
+    def check_config(
+        cls, params: Mapping[str, Any], inputs: Sequence[tuple[str, Ranks | None]]
+    ) -> None:
+        """Check, when the config is checked and before any work, the values of the
+        configured stage's parameters and the roles of its inputs (``inputs``: each
+        input's label and what it ranks, :meth:`ranks_for`); raise an
+        :class:`~retrieval_bench.errors.RBenchError`. A value the constructor would
+        reject fails every query at run time under a run that still says ``done``, so
+        a stage that checks values in ``__init__`` repeats the check here
+        (``hierarchical``: two inputs, files then chunks, ``per_file`` >= 1). Default:
+        nothing to check."""
         return None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -17,6 +17,12 @@ run, so there is no padding and a vector never depends on its batch. Vectors are
 embedding cache by model *and* backend (``all-MiniLM-L6-v2@onnx-int8``), so the
 backends never share vectors; ``benchmarks/perf/onnx_vs_torch.py`` measures the
 speed and the agreement with PyTorch.
+
+The export is derived data, like the caches (docs/architecture.md#caches): a folder
+that lacks one of its two files (the new export could not be renamed over it, so it
+was redone and dropped on every run), or whose file ONNX Runtime cannot parse (a
+traceback on every run), is moved aside to ``<folder>.corrupt-<UTC time>`` with one
+warning and exported again (:func:`exported_model`, :func:`open_session`).
 """
 
 from __future__ import annotations
@@ -33,8 +39,13 @@ import numpy as np
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.runtime import resolve_threads
 from retrieval_bench.loads import timed_load
+from retrieval_bench.store.corrupt import file_id, recover_cache
 
 BACKENDS = ("torch", "onnx", "onnx-int8")
+EXPORT_FILES = ("model.onnx", "model-int8.onnx")
+"""What an export folder holds; one missing means the folder is exported again."""
+WHAT = "ONNX export"
+"""How the warning names a damaged export folder."""
 _FORMAT = 2  # bump when the export changes
 _EXPORT_LOCK = threading.Lock()
 
@@ -104,15 +115,46 @@ def _export(model_path: Path, new: Path) -> None:
 
 
 def exported_model(model_path: Path, models_dir: Path, quantized: bool) -> Path:
-    """The ONNX file of ``model_path`` (exported on first use)."""
+    """The ONNX file of ``model_path``: exported on first use, and again when its
+    folder lacks one of :data:`EXPORT_FILES` (the folder is moved aside first, with a
+    warning: the new export could not be renamed over it)."""
     from retrieval_bench.snapshot.build import build_aside
 
     dest = export_dir(model_path, models_dir)
     with _EXPORT_LOCK:
-        if not (dest / "model-int8.onnx").is_file():
+        missing = [name for name in EXPORT_FILES if not (dest / name).is_file()]
+        if missing and dest.exists():
+            recover_cache(dest, file_id(dest), WHAT, FileNotFoundError(f"no {missing[0]}"))
+        if missing:
             with timed_load("onnx export"):
                 build_aside(dest, lambda new: _export(model_path, new))
     return dest / ("model-int8.onnx" if quantized else "model.onnx")
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """True for ONNX Runtime's refusals of a model file's bytes (not of its inputs)."""
+    from onnxruntime.capi.onnxruntime_pybind11_state import InvalidGraph, InvalidProtobuf
+
+    return isinstance(exc, InvalidProtobuf | InvalidGraph)
+
+
+def open_session(model_path: Path, models_dir: Path, quantized: bool, options: Any) -> Any:
+    """An ONNX Runtime session of the exported model; an export file ONNX Runtime
+    cannot parse (overwritten, truncated) has its folder moved aside with one warning
+    and is exported again, once."""
+    import onnxruntime
+
+    path = exported_model(model_path, models_dir, quantized)
+    opened = file_id(path.parent)
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        if not is_damaged(exc):
+            raise
+        why = " ".join(str(exc).split())
+        recover_cache(path.parent, opened, WHAT, RuntimeError(f"{path.name}: {why}"))
+    path = exported_model(model_path, models_dir, quantized)
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 class OnnxEmbedder:
@@ -144,13 +186,14 @@ class OnnxEmbedder:
                 import onnxruntime
                 from tokenizers import Tokenizer
 
-                path = exported_model(self.model_path, self.models_dir, self.backend == "onnx-int8")
+                quantized = self.backend == "onnx-int8"
+                exported_model(self.model_path, self.models_dir, quantized)
                 with timed_load("embedding model"):
                     options = onnxruntime.SessionOptions()
                     if self.threads is not None:
                         options.intra_op_num_threads = self.threads
-                    self._session = onnxruntime.InferenceSession(
-                        str(path), options, providers=["CPUExecutionProvider"]
+                    self._session = open_session(
+                        self.model_path, self.models_dir, quantized, options
                     )
                     tok = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
                     config = json.loads((self.model_path / "sentence_bert_config.json").read_text())

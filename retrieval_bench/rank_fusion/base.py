@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.stage import Stage, untrained_default
+from retrieval_bench.stage import Ranks, Stage, untrained_default
 from retrieval_bench.types import Example, Run
 
 
@@ -34,6 +34,17 @@ class Fusion(Stage):
     lifts_inputs: ClassVar[bool] = True
     """When one input ranks files, the harness lifts every input to files first
     (docs/stages.md#external); a fusion that reads chunk order itself says False."""
+
+    @classmethod
+    def ranks_for(cls, params: Mapping[str, Any], inputs: Sequence[Ranks | None]) -> Ranks | None:
+        """:attr:`ranks`, else files when the harness lifts the inputs (one of them
+        ranks files, or ``level: file``) and chunks when every input ranks chunks; a
+        fusion that reads chunk order itself (``lifts_inputs`` False) says what it returns."""
+        if cls.ranks is not None or not cls.lifts_inputs:
+            return cls.ranks
+        if params.get("level") == "file" or "files" in inputs:
+            return "files"
+        return "chunks" if inputs and all(r == "chunks" for r in inputs) else None
 
     @abstractmethod
     def fuse(self, runs: Sequence[Run], k: int) -> Run:

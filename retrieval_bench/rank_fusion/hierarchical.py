@@ -12,18 +12,53 @@ did not rank stays as ``file:<path>`` (its chunks in source order when scored).
 
 So the file-level measures equal the file input's (files keep their order) and
 only the order within files changes. ``inputs: [files, chunks]``, in that order;
-the harness does not lift the chunk input to files (``lifts_inputs``).
+the harness does not lift the chunk input to files (``lifts_inputs``). Those roles
+and ``per_file`` are checked with the config, before any work
+(:meth:`HierarchicalFusion.check_config`): one or three inputs, a second input that
+ranks files (the roles reversed, or two file rankers: no chunk would be placed) or
+``per_file`` below 1 would otherwise fail every question of a run that says ``done``.
+A chunk ranker as the first input is allowed: its files rank by their best chunk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.base import Fusion, query_ids
 from retrieval_bench.registry import FUSIONS
 from retrieval_bench.runs.file_ids import doc_path, file_id, file_path
+from retrieval_bench.stage import Ranks
 from retrieval_bench.types import Run
+
+
+def _check_per_file(per_file: object) -> None:
+    ok = per_file is None or (isinstance(per_file, int) and not isinstance(per_file, bool))
+    if not ok or (per_file is not None and per_file < 1):  # type: ignore[operator]
+        raise ConfigError(f"hierarchical: per_file must be an integer >= 1, not {per_file!r}")
+
+
+def check_roles(inputs: Sequence[tuple[str, Ranks | None]]) -> None:
+    """Two inputs, the second not a file ranker (module doc); ConfigError otherwise."""
+    labels = [label for label, _ in inputs]
+    if len(inputs) != 2:
+        raise ConfigError(
+            f"hierarchical: inputs must be two stages, [files, chunks]: a file ranker, then "
+            f"the stage whose chunks go within each file; got {len(inputs)}: {labels}"
+        )
+    (first, first_ranks), (second, second_ranks) = inputs
+    if second_ranks != "files":
+        return
+    if first_ranks == "chunks":
+        raise ConfigError(
+            f"hierarchical: inputs {labels} are the wrong way round: {second!r} ranks "
+            f"files and {first!r} chunks; write inputs: [{second}, {first}]"
+        )
+    raise ConfigError(
+        f"hierarchical: the second input {second!r} ranks files, so no chunk would be "
+        f"placed within a file; name a chunk ranker second: inputs: [{first}, <chunks>]"
+    )
 
 
 @FUSIONS.register("hierarchical")
@@ -36,13 +71,21 @@ class HierarchicalFusion(Fusion):
     """
 
     lifts_inputs = False
+    ranks = "chunks"
 
     def __init__(self, *, per_file: int | None = None, name: str = "hierarchical") -> None:
-        if per_file is not None and per_file < 1:
-            raise ConfigError(f"hierarchical: per_file must be >= 1, not {per_file}")
+        _check_per_file(per_file)
         super().__init__()
         self.per_file = per_file
         self.name = name
+
+    @classmethod
+    def check_config(
+        cls, params: Mapping[str, Any], inputs: Sequence[tuple[str, Ranks | None]]
+    ) -> None:
+        """``per_file`` and the roles of the inputs (module doc), with the config."""
+        _check_per_file(params.get("per_file"))
+        check_roles(inputs)
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:
         """The top ``k`` entries per query: chunk ids, or ``file:`` ids for files the

@@ -7,8 +7,10 @@ nDCG change of swapping two candidates, so the model optimises the ranking of
 each question's candidates rather than each candidate's label alone. Fitted
 with one group per question, ``num_threads`` and ``seed`` fixed so a model file
 is reproducible (LightGBM's deterministic mode); stored in the model file as
-LightGBM's own text format, read back with ``lightgbm.Booster(model_str=…)``.
-LightGBM is imported only when such a model is fitted or loaded.
+LightGBM's own text format, read back with ``lightgbm.Booster(model_str=…)``
+once :func:`~retrieval_bench.rank_fusion.booster_text.check_booster` has found it
+safe to hand to LightGBM (a malformed tree block would otherwise abort the
+process). LightGBM is imported only when such a model is fitted or loaded.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from retrieval_bench.rank_fusion.booster_text import BoosterTextError, check_booster
 
 FloatArray = npt.NDArray[np.float64]
 KIND = "lambdarank"
@@ -47,23 +51,48 @@ class LambdaMARTModel:
     text: str
     """The booster in LightGBM's text format (what the model file stores)."""
     params: dict[str, Any] = field(default_factory=dict)
+    checked: str | None = field(default=None, repr=False, compare=False)
+    """What of :attr:`text` LightGBM reads, when it came from a file: its header and
+    trees, as :func:`~retrieval_bench.rank_fusion.booster_text.check_booster` passed
+    them (None: :attr:`text` itself, a booster this process fitted)."""
     _booster: Any = field(default=None, init=False, repr=False, compare=False)
 
     def predict(self, x: FloatArray) -> FloatArray:
         if self._booster is None:
-            import lightgbm
-
-            self._booster = lightgbm.Booster(model_str=self.text)
+            self.load()
         return np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
+
+    def load(self) -> None:
+        """Build the LightGBM booster from :attr:`checked` (a file's booster, as
+        :meth:`from_dict` checked it), else from :attr:`text` (one fitted here);
+        LightGBM's refusal is a :class:`ValueError`."""
+        import lightgbm
+
+        try:
+            self._booster = lightgbm.Booster(model_str=self.checked or self.text)
+        except Exception as exc:  # noqa: BLE001 - LightGBMError, or what the wrapper raises
+            why = " ".join(str(exc).split())[:200]
+            raise ValueError(f"booster: LightGBM cannot load it ({why})") from None
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": KIND, "params": self.params, "booster": self.text}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], n_features: int) -> LambdaMARTModel:
-        model = cls(str(data["booster"]), dict(data.get("params", {})))
-        if f"max_feature_idx={n_features - 1}\n" not in model.text:
-            raise ValueError(f"the booster does not take {n_features} features")
+        """The model of a file's entry, its booster checked and loaded, so a model
+        file LightGBM cannot read fails when it is read (a :class:`ValueError`)."""
+        text = data["booster"]
+        if not isinstance(text, str):
+            raise ValueError("booster is not a string")
+        params = data.get("params", {})
+        if not isinstance(params, dict):
+            raise ValueError("params is not an object")
+        try:
+            checked = check_booster(text, n_features)
+        except BoosterTextError as exc:
+            raise ValueError(f"booster: {exc}") from None
+        model = cls(text, dict(params), checked)
+        model.load()
         return model
 
 

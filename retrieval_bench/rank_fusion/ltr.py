@@ -30,7 +30,7 @@ the stage reports how many questions each kind scored
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -137,24 +137,42 @@ class LTRModel:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LTRModel:
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> LTRModel:
+        """The model of a file's JSON (read from ``source``, named in the messages);
+        a :class:`ConfigError` says what is wrong and where (``folds.2: ...``): every
+        fold model is read, and every booster checked and loaded, so a bad one fails
+        here rather than on the questions it would score."""
+        name = f"model file {source}" if source is not None else "model"
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"ltr: {name} is not an ltr model file (a JSON "
+                              f"{type(data).__name__}, not an object)")  # fmt: skip
         if data.get("format") != FORMAT:
             raise ConfigError(
-                f"ltr: not an ltr model file (format {data.get('format')!r}, expected {FORMAT!r})"
+                f"ltr: {name} is not an ltr model file (format {data.get('format')!r}, "
+                f"expected {FORMAT!r})"
             )
+        where = "sources"
         try:
+            if not isinstance(data["sources"], list) or not data["sources"]:
+                raise ValueError("not a list of stage labels")
             sources = [str(s) for s in data["sources"]]
             names = feature_names(sources, bool(data.get("query_features", False)))
             n = len(names)
+            where = "feature_names"
             if list(data.get("feature_names", names)) != names:
                 raise ValueError("feature names do not match this version's features")
+            where = "full"
             full = model_from_dict(data["full"], n)
-            folds = [
-                (model_from_dict(f["model"], n), frozenset(str(q) for q in f["query_ids"]))
-                for f in data.get("folds", [])
-            ]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"ltr: malformed model file: {exc}") from exc
+            where = "folds"
+            folds = []
+            for i, fold in enumerate(data.get("folds", [])):
+                where = f"folds.{i}"
+                ids = frozenset(str(q) for q in fold["query_ids"])
+                folds.append((model_from_dict(fold["model"], n), ids))
+        except KeyError as exc:
+            raise ConfigError(f"ltr: {name} is malformed: {where}: no {exc}") from None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ConfigError(f"ltr: {name} is malformed: {where}: {exc}") from None
         meta = {
             k: v
             for k, v in data.items()
@@ -175,18 +193,27 @@ class LTRModel:
                 f"ltr: model file {path} not found (write one with rbench fit-ltr)"
             ) from None
         except OSError as exc:
-            raise ConfigError(f"ltr: cannot read model file {path}: {exc}") from exc
+            why = exc.strerror or exc
+            raise ConfigError(f"ltr: cannot read model file {path}: {why}") from None
+        if Path(path).is_dir():
+            raise ConfigError(f"ltr: model file {path} is a folder, not a file")
         return _load_model(str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
 
 
 @lru_cache(maxsize=8)
 def _load_model(path: str, mtime_ns: int, size: int) -> LTRModel:
-    """:meth:`LTRModel.load` of ``path`` as it is at ``mtime_ns``/``size`` (the key)."""
+    """:meth:`LTRModel.load` of ``path`` as it is at ``mtime_ns``/``size`` (the key);
+    every problem is a one-line :class:`ConfigError` naming the file."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"ltr: cannot read model file {path}: {exc}") from exc
-    return LTRModel.from_dict(data)
+    except UnicodeDecodeError:
+        raise ConfigError(f"ltr: model file {path} is not UTF-8 text (not a model file "
+                          "written by rbench fit-ltr)") from None  # fmt: skip
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"ltr: model file {path} is not JSON ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"ltr: cannot read model file {path}: {exc.strerror or exc}") from None
+    return LTRModel.from_dict(data, path)
 
 
 def fuse_with(
@@ -227,6 +254,7 @@ class LTRFusion(Fusion):
     """
 
     needs_queries = True
+    ranks = "files"
 
     def __init__(self, *, model_file: str, name: str = "ltr") -> None:
         super().__init__()
@@ -237,6 +265,31 @@ class LTRFusion(Fusion):
         """The questions' text by id (the harness sets it: ``needs_queries``)."""
         self.scored_by: dict[str, int] = {}
         """Questions of the last :meth:`fuse` per model kind (``held_out_fold``, ``full_model``)."""
+
+    @classmethod
+    def check_inputs(
+        cls, params: Mapping[str, Any], searched: Collection[str], known: Collection[str]
+    ) -> None:
+        """Read the model file once, before any work (docs/stages.md#learning-to-rank):
+        a missing, binary, non-JSON or malformed file, a fold or booster that cannot be
+        read, or a model fitted on stages that are not among the stage's ``inputs``
+        (resolved by the harness) is a :class:`ConfigError` naming the file; each would
+        otherwise fail every question of a run that still says ``done``, and a
+        malformed LightGBM tree would abort the process."""
+        path = params.get("model_file")
+        if not isinstance(path, str | Path):
+            raise ConfigError("ltr: model_file is required (a file written by rbench fit-ltr)")
+        model = LTRModel.load(path)
+        inputs = params.get("inputs")
+        if inputs is None:
+            return
+        missing = [s for s in model.sources if s not in inputs]
+        if missing:
+            raise ConfigError(
+                f"ltr: model file {path} was fitted on stages {model.sources}, but {missing} "
+                f"{'is' if len(missing) == 1 else 'are'} not among this stage's inputs "
+                f"{list(inputs)} (add them, with the parameters they had, or re-fit)"
+            )
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:
         names = {run.name for run in runs}

@@ -8,10 +8,11 @@ candidate gathering and tie-breaking.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.stage import Stage
+from retrieval_bench.stage import Ranks, Stage
 from retrieval_bench.types import Run
 
 
@@ -21,6 +22,15 @@ class Reranker(Stage):
     The harness gives a reranker the run of its ``input:`` stage; rerankers are
     not trained.
     """
+
+    @classmethod
+    def ranks_for(cls, params: Mapping[str, Any], inputs: Sequence[Ranks | None]) -> Ranks | None:
+        """:attr:`ranks`, else what its input ranks: a reranker re-scores its input's
+        candidates (one that ranks files whatever it reads, such as ``code-graph``,
+        says so)."""
+        if cls.ranks is not None:
+            return cls.ranks
+        return inputs[0] if len(inputs) == 1 else None
 
     @abstractmethod
     def rerank(self, queries: Mapping[str, str], run: Run, corpus: Corpus, k: int) -> Run:

@@ -114,6 +114,7 @@ class CodeGraphReranker(Reranker):
 
     name = "code-graph"
     uses_facts_cache = True
+    ranks = "files"
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ class FileSizeReranker(Reranker):
     """
 
     name = "file-size"
+    ranks = "files"
 
     def __init__(self, *, name: str | None = None) -> None:
         if name is not None:

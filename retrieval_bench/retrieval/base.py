@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.stage import Stage, untrained_default
+from retrieval_bench.stage import Ranks, Stage, untrained_default
 from retrieval_bench.types import Example, Run
 
 if TYPE_CHECKING:
@@ -41,6 +41,12 @@ class Retriever(Stage):
     uses_vector_index: ClassVar[bool] = False
     trainable: ClassVar[bool] = False
     _index_stats: dict[str, int] | None = None
+
+    @classmethod
+    def ranks_for(cls, params: Mapping[str, Any], inputs: Sequence[Ranks | None]) -> Ranks | None:
+        """:attr:`ranks`, else chunks, as :meth:`search` promises (a retriever that
+        ranks files, such as ``bm25-files``, says so)."""
+        return cls.ranks or "chunks"
 
     @classmethod
     def uses_vector_index_for(cls, params: Mapping[str, Any]) -> bool:

@@ -131,6 +131,8 @@ class FileBM25Retriever(Retriever):
         name: the run name.
     """
 
+    ranks = "files"
+
     def __init__(
         self,
         *,

@@ -13,7 +13,9 @@ declare ``needs_llm`` (and the reverse): the harness passes the client by the
 flag alone (see docs/extending.md). The chunker is also instantiated (cheap,
 and its value checks, such as a negative ``budget``, then fail here too).
 Retrievers, fusions and rerankers are not instantiated: some load models when
-built. The files a stage reads are checked against the run's question ids by
+built; a stage checks its values and its inputs' roles itself
+(:mod:`~retrieval_bench.harness.run.roles`). The files a stage reads are checked
+against the run's question ids by
 :func:`check_stage_inputs` (:meth:`~retrieval_bench.stage.Stage.check_inputs`),
 once per run or sweep, after the datasets are read.
 """
@@ -32,6 +34,7 @@ from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError, RBenchError
 from retrieval_bench.harness.run.groups import NAMESPACE_SEP, colliding_ids
 from retrieval_bench.harness.run.prepare import select_questions
+from retrieval_bench.harness.run.roles import check_roles
 from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.specs import StageSpec, format_validation_error
 from retrieval_bench.stage import Stage
@@ -181,7 +184,9 @@ def _entries(cfg: BenchmarkConfig) -> Iterable[tuple[Registry[Any], str, StageSp
 
 def validate_stages(cfg: BenchmarkConfig) -> None:
     """Check every stage entry of ``cfg`` (names, parameter names, the chunker's
-    values); the first problem raises :class:`ConfigError`."""
+    values, then each stage's own checks of its values and its inputs' roles:
+    :func:`~retrieval_bench.harness.run.roles.check_roles`); the first problem
+    raises :class:`ConfigError`."""
     for stages, where, spec in _entries(cfg):
         check_stage(stages, spec, where)
     try:
@@ -190,6 +195,7 @@ def validate_stages(cfg: BenchmarkConfig) -> None:
         raise ConfigError(f"chunker: {exc}") from None
     except ValueError as exc:
         raise ConfigError(f"chunker ({cfg.chunker.name}): {exc}") from None
+    check_roles(cfg)
 
 
 def question_ids(configs: Iterable[BenchmarkConfig]) -> tuple[set[str], set[str]]:
@@ -212,20 +218,27 @@ def check_stage_inputs(
     configs: Sequence[BenchmarkConfig], questions: Sequence[BenchmarkConfig] | None = None
 ) -> None:
     """Check the inputs every distinct stage entry of ``configs`` reads (an
-    ``external`` predictions file) against the question ids of ``questions``
-    (default: ``configs``), once each, before any snapshot is opened: a bad one
-    raises :class:`ConfigError` naming the entry (``retrievers.1 (locagent): ...``).
-    A sweep passes all its cells, so a file is read, and warned about, once."""
+    ``external`` predictions file, an ``ltr`` model file) against the question ids
+    of ``questions`` (default: ``configs``), once each, before any snapshot is
+    opened: a bad one raises :class:`ConfigError` naming the entry
+    (``retrievers.1 (locagent): ...``). A fusion's or reranker's parameters carry
+    its ``inputs`` as the stage graph resolves them (the default filled in). A
+    sweep passes all its cells, so a file is read, and warned about, once."""
     searched, known = question_ids(questions if questions is not None else configs)
     seen: set[tuple[str, str]] = set()
     for cfg in configs:
+        graph = cfg.stage_graph()
         for stages, where, spec in _entries(cfg):
-            key = (stages.kind, json.dumps(spec.model_dump(mode="json"), sort_keys=True))
+            params = spec.params()
+            if stages.kind in ("fusions", "rerankers"):
+                params["inputs"] = list(graph.node(spec.label).inputs)
+            key = (stages.kind, json.dumps([spec.model_dump(mode="json"), params],
+                                           sort_keys=True, default=str))  # fmt: skip
             made = stages.type_of(spec.name)
             if key in seen or not issubclass(made, Stage):
                 continue
             seen.add(key)
             try:
-                made.check_inputs(spec.params(), searched, known)
+                made.check_inputs(params, searched, known)
             except RBenchError as exc:
                 raise ConfigError(f"{where} ({spec.label}): {exc}") from None

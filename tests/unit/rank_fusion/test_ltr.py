@@ -271,7 +271,7 @@ def test_lambdarank_is_reproducible_and_model_kinds_are_checked() -> None:
         fit_ltr(data, model="svm")
     broken = a.to_dict()
     broken["full"]["booster"] = broken["full"]["booster"].replace("max_feature_idx=", "x=")
-    with pytest.raises(ConfigError, match="malformed model file"):
+    with pytest.raises(ConfigError, match="model is malformed: full: "):
         LTRModel.from_dict(broken)
 
 
