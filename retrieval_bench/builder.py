@@ -34,6 +34,7 @@ import yaml
 
 from retrieval_bench.config import BenchmarkConfig, parse_config
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.identifiers import identifier_problem
 from retrieval_bench.stage_graph import StageGraph, default_inputs
 
 if TYPE_CHECKING:
@@ -179,18 +180,30 @@ def _cutoff(k: int) -> int:
     return k
 
 
+def _label(name: str, id: str | None) -> None:
+    """A :class:`ConfigError` unless the stage's label is an identifier: it names the
+    run's files (:mod:`retrieval_bench.identifiers`), checked when the stage is made."""
+    problem = identifier_problem(id if id is not None else name)
+    if problem is not None:
+        what = "id" if id is not None else "stage label (its name; give an id=)"
+        raise ConfigError(f"{what}: {problem}")
+
+
 def retriever(name: str, id: str | None = None, **params: Any) -> Stage:
     """A retriever stage (``rb.retriever("bm25", k1=1.2)``); ``id`` is its label."""
+    _label(name, id)
     return Stage("retriever", name, id, params)
 
 
 def fusion(name: str, id: str | None = None, **params: Any) -> Template:
     """A fusion, attached with ``>>`` to the runs it reads."""
+    _label(name, id)
     return Template("fusion", name, id, params)
 
 
 def reranker(name: str, id: str | None = None, **params: Any) -> Template:
     """A reranker, attached with ``>>`` to the one stage it reranks."""
+    _label(name, id)
     return Template("reranker", name, id, params)
 
 
@@ -261,6 +274,10 @@ class Experiment:
         self.datasets = [dict(datasets)] if isinstance(datasets, Mapping) else [
             dict(d) for d in datasets
         ]  # fmt: skip
+        for d in self.datasets:
+            problem = identifier_problem(d.get("name"))
+            if problem is not None:
+                raise ConfigError(f"dataset name: {problem}")
         self.name = name
         self.baseline = baseline.label if isinstance(baseline, Stage) else baseline
         self.metric = metric

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from retrieval_bench.files import check_include
+from retrieval_bench.identifiers import check_identifier
 
 Level = Literal["file", "module", "function"]
 LEVELS: tuple[Level, ...] = ("file", "module", "function")
@@ -20,7 +21,9 @@ LEVELS: tuple[Level, ...] = ("file", "module", "function")
 
 class DatasetSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str
+    name: Annotated[str, AfterValidator(lambda v: check_identifier(v, "dataset name"))]
+    """Names the run's files of this dataset (``runs/<name>/``): an identifier
+    (:mod:`retrieval_bench.identifiers`)."""
     questions: Path
     snapshot: str | None = None
     """A folder, tarball, ``git+URL@COMMIT`` or ``NAME==VERSION`` (PyPI sdist): the

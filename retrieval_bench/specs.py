@@ -8,7 +8,10 @@ composite's ``weight`` and ``parts`` and reads the CLI short form
 
 This module sits below :mod:`retrieval_bench.config` and
 :mod:`retrieval_bench.metrics.answer.factory`, which both use it: it imports nothing
-of the toolkit but :mod:`retrieval_bench.errors`.
+of the toolkit but :mod:`retrieval_bench.errors`, :mod:`retrieval_bench.identifiers`
+(a stage label names files, so it is an identifier) and
+:mod:`retrieval_bench.config_files` (YAML that refuses a key given twice), which
+import nothing else of it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from retrieval_bench.config_files import load_yaml
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.identifiers import check_identifier
 
 _NAME = re.compile(r"^[A-Za-z_][\w.\-]*$")
 
@@ -62,7 +67,15 @@ def duplicate_labels(specs: Iterable[NamedSpec]) -> list[str]:
 
 
 class StageSpec(NamedSpec):
-    """One pluggable stage: a registry name plus its parameters."""
+    """One pluggable stage: a registry name plus its parameters. Its label names the
+    files its results are stored in, so it is an identifier
+    (:mod:`retrieval_bench.identifiers`)."""
+
+    @model_validator(mode="after")
+    def _label_is_identifier(self) -> StageSpec:
+        what = "id" if self.id is not None else "stage label (its name; give an 'id')"
+        check_identifier(self.label, what)
+        return self
 
 
 class MetricSpec(NamedSpec):
@@ -142,7 +155,7 @@ def parse_metric_arg(text: str) -> dict[str, Any]:
             what = "is the metric itself; use id=LABEL" if key == "name" else "is given twice"
             raise ConfigError(f"--metric {text!r}: {key!r} {what}")
         try:
-            spec[key] = yaml.safe_load(raw)
+            spec[key] = load_yaml(raw)  # a key given twice in a value is refused
         except yaml.YAMLError as exc:
             first = str(exc).splitlines()[0]
             raise ConfigError(f"--metric {text!r}: bad value for {key!r}: {first}") from None

@@ -4,15 +4,15 @@
 there are some) and, with ``--snapshot``, gold files the snapshot lacks;
 ``import-swebench`` turns SWE-bench rows into questions (patch → modified
 files); ``mine`` makes questions from git history (message → modified files).
-Both refuse an output that would lose data (the input itself, or an existing
-file without ``--force``), exit 2 when nothing is valid, and write atomically
-(docs/datasets.md#swe-bench-import).
+Both write ``OUT`` by the rule of every output file
+(:mod:`retrieval_bench.out_file`: never the input, an existing file only with
+``--force``, never into a missing folder, atomically), and exit 2 when nothing
+is valid (docs/datasets.md#swe-bench-import).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_bench.cli.common import EXIT_BAD_INPUT, EXIT_OK, workspace
 from retrieval_bench.errors import ConfigError, DatasetError
+from retrieval_bench.out_file import out_file
 
 if TYPE_CHECKING:
     from retrieval_bench.datasets.jsonl import RowError
@@ -52,7 +53,8 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if args.dataset_cmd == "import-swebench":
         from retrieval_bench.datasets import swebench
 
-        check_output(Path(args.out), Path(args.file), args.force)
+        out = out_file(args.out, force=args.force, inputs=[(args.file, "the SWE-bench file")],
+                       flag="")  # fmt: skip
         repos = dict(_repo_arg(r) for r in args.repo or [])
         source = swebench.git_base_source(repos) if repos else None
         result = swebench.load_swebench(Path(args.file), base_source=source)
@@ -60,7 +62,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
             raise DatasetError(_nothing_valid(args.file, result.errors))
         for err in result.errors:
             print(f"  error: {err}", file=sys.stderr)
-        jsonl.write_examples(Path(args.out), result.examples)
+        out.write_lines(jsonl.example_lines(result.examples))
         print(f"wrote {count_noun(len(result.examples), 'example')} to {args.out}")
         if repos:
             with_fn = sum(1 for e in result.examples if e.gold_functions)
@@ -69,7 +71,8 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if args.dataset_cmd == "mine":
         from retrieval_bench.datasets import gitmine
 
-        check_output(Path(args.out), Path(args.repo), args.force)
+        out = out_file(args.out, force=args.force, inputs=[(args.repo, "the git repository")],
+                       flag="")  # fmt: skip
         mined = gitmine.mine_examples(Path(args.repo), args.range, last=args.last)
         dropped = ", ".join(f"{k}={v}" for k, v in sorted(mined.dropped.items()))
         if not mined.examples:
@@ -77,26 +80,11 @@ def cmd_dataset(args: argparse.Namespace) -> int:
                 f"no questions mined from {args.repo} (dropped: {dropped or 'none'}); "
                 f"{args.out} not written"
             )
-        jsonl.write_examples(Path(args.out), mined.examples)
+        out.write_lines(jsonl.example_lines(mined.examples))
         wrote = count_noun(len(mined.examples), "example")
         print(f"wrote {wrote} to {args.out} (dropped: {dropped or 'none'})")
         return EXIT_OK
     raise ConfigError(f"unknown dataset command {args.dataset_cmd!r}")
-
-
-def check_output(out: Path, source: Path, force: bool) -> None:
-    """Refuse, before any work, an output that would destroy data: the input itself
-    (even with ``--force``), a folder, or an existing file without ``--force``.
-    The file is then written atomically (:func:`~retrieval_bench.datasets.jsonl.write_examples`)."""
-    if out.is_dir():
-        raise ConfigError(f"{out} is a folder: give the questions file to write")
-    if out.exists() and source.exists() and os.path.samefile(out, source):
-        raise ConfigError(
-            f"{out} is the input {source}: refusing to write over it (even with --force); "
-            "give another output file"
-        )
-    if out.exists() and not force:
-        raise ConfigError(f"{out} already exists: pass --force to replace it (nothing written)")
 
 
 def _nothing_valid(source: str, errors: Sequence[RowError]) -> str:

@@ -1,7 +1,10 @@
 """``rbench eval PREDICTIONS.jsonl``: score a predictions file and print the scores.
 
 The scoring and storing is :func:`retrieval_bench.harness.eval.predictions.evaluate_predictions`;
-this module prints its outcome (a table, or ``--json``) and writes ``--out``.
+this module prints its outcome (a table, or ``--json``) and writes ``--out``
+(checked before any scoring: never the predictions, the ``--config`` file or
+the results database, an existing file only with ``--force``;
+:mod:`retrieval_bench.out_file`).
 
 Exit codes: 0 scored (some samples may have failed: they are reported); 1
 every sample failed on every metric; 2 bad input (unreadable file, no valid
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, workspace
+from retrieval_bench.out_file import out_file
 
 if TYPE_CHECKING:
     from retrieval_bench.metrics.answer.evaluator import EvaluationResult
@@ -26,11 +30,17 @@ SHOWN_FAILURES = 10
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run ``rbench eval`` (flags: :mod:`retrieval_bench.cli.parser`); returns the exit code."""
-    from retrieval_bench.harness.eval.predictions import evaluate_predictions, write_jsonl
+    from retrieval_bench.harness.eval.predictions import evaluate_predictions
 
+    ws = workspace(args)
+    out = None
+    if args.out:
+        inputs = [(args.predictions, "the predictions file"), (args.config, "the --config file"),
+                  (ws.db_path, "the results database")]  # fmt: skip
+        out = out_file(args.out, force=args.force, inputs=inputs)
     outcome = evaluate_predictions(
         args.predictions,
-        workspace(args),
+        ws,
         metrics=args.metric,
         config=args.config,
         name=args.name,
@@ -40,8 +50,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     path, result, reports = outcome.path, outcome.result, outcome.reports
     for err in outcome.row_errors:
         print(f"  warning: {path}: {err}", file=sys.stderr)
-    if args.out:
-        write_jsonl(Path(args.out), result.rows())
+    if out is not None:
+        out.write_lines(json.dumps(row, ensure_ascii=False) + "\n" for row in result.rows())
     if args.json:
         print(
             json.dumps(

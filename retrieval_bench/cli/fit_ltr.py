@@ -3,8 +3,11 @@
 Fits the ``ltr`` fusion's model file from stored runs (their per-stage TREC
 runs and gold files), cross-fitted, and prints the training size, the
 out-of-fold selection check against the best input and the coefficients.
-An unknown run, an ``--out`` that is a folder, too few questions to cross-fit
-are one-line errors (exit 2), checked before any fitting where they can be.
+An unknown run, too few questions to cross-fit and an ``--out`` that may not be
+written (:mod:`retrieval_bench.out_file`: a folder, a missing folder, an input
+of the command such as a run's questions file, an existing file without
+``--force``) are one-line errors (exit 2), checked before any fitting where
+they can be.
 """
 
 from __future__ import annotations
@@ -17,18 +20,12 @@ from typing import Any
 
 from retrieval_bench.cli.common import EXIT_OK, workspace
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.out_file import FORCE_HELP, out_file
 
 
 def cmd_fit_ltr(args: argparse.Namespace) -> int:
-    from retrieval_bench.rank_fusion.ltr_fit import (
-        check_model_path,
-        describe,
-        fit_ltr,
-        load_training,
-        write_model,
-    )
+    from retrieval_bench.rank_fusion.ltr_fit import describe, fit_ltr, load_training, model_text
 
-    check_model_path(args.out)  # as typed: a trailing / names a folder
     results = workspace(args).results_dir
     run_dirs = []
     for run_id in args.run_ids:
@@ -38,6 +35,8 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
                 f"fit-ltr: {run_id}: no stored run folder with queries.jsonl under {results}"
             )
         run_dirs.append(run_dir)
+    inputs = [found for run_dir in run_dirs for found in _run_inputs(run_dir)]
+    out = out_file(args.out, force=args.force, inputs=inputs)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     data = load_training(run_dirs, sources, args.split)
     data.query_features = args.query_features
@@ -45,13 +44,33 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
         data, folds=args.folds, C=args.C, seed=args.seed, objective=args.objective,
         model=args.model, cross_fit=args.cross_fit,
     )  # fmt: skip
-    write_model(model, Path(args.out))
+    out.write_text(model_text(model))
     if args.json:
         print(json.dumps({"model": args.out, **model.meta}))
     else:
         print(describe(model))
         print(f"wrote {args.out}")
     return EXIT_OK
+
+
+def _run_inputs(run_dir: Path) -> list[tuple[Path, str]]:
+    """The files of a stored run that fit-ltr reads, each with its role in the
+    messages: ``config.json``, ``queries.jsonl``, the TREC runs and the questions
+    files of its datasets (an unreadable ``config.json`` is left to
+    :func:`~retrieval_bench.rank_fusion.ltr_fit.load_training` to report)."""
+    run = run_dir.name
+    found = [(run_dir / "config.json", f"run {run}'s config.json"),
+             (run_dir / "queries.jsonl", f"run {run}'s queries.jsonl")]  # fmt: skip
+    found += [(p, f"run {run}'s TREC run {p.relative_to(run_dir)}")
+              for p in sorted((run_dir / "runs").glob("*/*.trec"))]  # fmt: skip
+    try:
+        cfg = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        datasets = cfg["config"]["datasets"]
+        found += [(Path(d["questions"]), f"run {run}'s questions file")
+                  for d in datasets if d.get("questions")]  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return found
 
 
 def add_fit_ltr_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
@@ -65,6 +84,7 @@ def add_fit_ltr_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
         help="comma-separated stage labels whose runs are the features (the ltr fusion's inputs)",
     )  # fmt: skip
     f.add_argument("--out", required=True, metavar="FILE", help="model file to write (JSON)")
+    f.add_argument("--force", action="store_true", help=FORCE_HELP)
     f.add_argument("--split", help="learn only from questions of this split (e.g. dev)")
     f.add_argument("--folds", type=positive_int, default=5, help="cross-fitting folds")
     f.add_argument(

@@ -23,6 +23,7 @@ from retrieval_bench.cli.run import cmd_run
 from retrieval_bench.cli.runs import add_runs_show_parser
 from retrieval_bench.cli.serve import cmd_serve
 from retrieval_bench.cli.sweep import cmd_sweep, cmd_sweeps
+from retrieval_bench.out_file import FORCE_HELP
 
 if TYPE_CHECKING:
     from retrieval_bench.registry import Kind
@@ -253,6 +254,7 @@ def _add_eval(sub: Any) -> None:
     ev.add_argument("--config", help="YAML/TOML with an answer_metrics: list (composites too)")
     ev.add_argument("--name", help="label stored with the run (default: the file name)")
     ev.add_argument("--out", help="also write per-sample scores to this JSONL")
+    ev.add_argument("--force", action="store_true", help=FORCE_HELP)
     ev.add_argument("--no-store", action="store_true", help="do not record a run in the database")
     ev.add_argument(
         "--consistency",
@@ -299,7 +301,7 @@ def _add_dataset(sub: Any) -> None:
     m.add_argument("repo", help="git repository folder")
     m.add_argument("out", help="questions JSONL to write")
     for cmd in (sw, m):
-        cmd.add_argument("--force", action="store_true", help="replace OUT if it exists")
+        cmd.add_argument("--force", action="store_true", help=FORCE_HELP)
     m.add_argument("--range", default=None, help="git revision range (default: all history)")
     m.add_argument("--last", type=int, default=None, help="only the last N commits")
     d.set_defaults(func=cmd_dataset)
@@ -364,5 +366,6 @@ def _add_prompts(sub: Any) -> None:
             s.add_argument("--replace", action="store_true", help="delete items not in the file")
         else:
             s.add_argument("--out", help="file to write (default: stdout)")
+            s.add_argument("--force", action="store_true", help=FORCE_HELP)
         s.add_argument("--format", choices=["json", "jsonl", "csv"], help="default: by extension")
     p.set_defaults(func=cmd_prompts)

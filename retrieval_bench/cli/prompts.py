@@ -5,7 +5,7 @@
     rbench prompts run USE_CASE [--prompt NAME ...] [--baseline NAME] [--json] [--gate]
     rbench prompts history [USE_CASE] [--prompt NAME] [--edits]
     rbench prompts import USE_CASE rows|prompts FILE [--format F] [--replace]
-    rbench prompts export USE_CASE rows|prompts [--format F] [--out FILE]
+    rbench prompts export USE_CASE rows|prompts [--format F] [--out FILE [--force]]
 
 A use case with nothing stored yet starts from its bundled examples. Exit
 codes follow ``rbench``: 0 ok; 1 ``--gate`` found a prompt significantly
@@ -185,9 +185,16 @@ def _import(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
 
 
 def _export(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
+    from retrieval_bench.out_file import out_file
     from retrieval_bench.prompt_eval.io import ensure_examples, export_prompts, export_rows
     from retrieval_bench.prompt_eval.usecase import get_use_case
 
+    out = None
+    if args.out:  # the rule of every output file: checked before anything is read
+        source = args.use_case.rpartition(":")[0]  # file.py of file.py:Class
+        inputs = [(ws.db_path, "the workspace database, which holds the rows and prompts"),
+                  (source if source.endswith(".py") else None, "the use case's file")]  # fmt: skip
+        out = out_file(args.out, force=args.force, inputs=inputs)
     uc = get_use_case(args.use_case)
     ensure_examples(store, uc)
     fmt = args.format or (Path(args.out).suffix.lstrip(".") if args.out else "json") or "json"
@@ -195,8 +202,8 @@ def _export(args: argparse.Namespace, ws: Workspace, store: Any) -> int:
         text = export_rows(uc, store.rows(uc.name), fmt)
     else:
         text = export_prompts(uc, store.prompts(uc.name), fmt, store.baseline(uc.name))
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+    if out is not None:
+        out.write_text(text)
         print(f"{uc.name}: wrote {args.kind} to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -17,13 +17,13 @@ from retrieval_bench.cli.common import EXIT_OK, loads_line, reporter, workspace
 
 def cmd_run(args: argparse.Namespace) -> int:
     from retrieval_bench.config import load_config
+    from retrieval_bench.harness.run.level_tables import format_level_tables
     from retrieval_bench.harness.run.report import (
         count_noun,
         csv_tables,
         failed_note,
         format_answer_section,
         format_table,
-        level_columns,
         span_columns,
         stage_columns,
     )
@@ -102,12 +102,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if subset == "all" and any(spans[0] in row for row in table.values()):
             title = f"\n{cfg.name} [{subset}] span level (queries with gold spans, k={cfg.table_k})"
             print(format_table(table, spans, result.stage_order, title, fmt))
-        for level in (lv for lv in ("module", "function") if lv in cfg.metrics.levels):
-            cols_at = level_columns(level, cfg.metrics.ks, cfg.table_k)
-            if subset == "all" and any(cols_at[0] in row for row in table.values()):
-                title = (f"\n{cfg.name} [{subset}] {level} level "
-                         f"(queries with gold functions, k={cfg.table_k})")  # fmt: skip
-                print(format_table(table, cols_at, result.stage_order, title, fmt))
+        if subset == "all":
+            for levels_table in format_level_tables(
+                table, result.stage_order, cfg.metrics.ks, cfg.table_k, cfg.metrics.levels,
+                f"{cfg.name} [{subset}]", fmt,
+            ):  # fmt: skip
+                print(levels_table)
     for stage, rows in result.sweeps.items():
         title = f"\n{stage}: threshold sweep (keep candidates scoring >= threshold; file level)"
         table = {f"{r['threshold']:.3g}": r for r in rows}

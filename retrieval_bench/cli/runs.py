@@ -1,8 +1,11 @@
 """``rbench runs`` and ``rbench show``: the stored runs.
 
 ``rbench show RUN_ID`` prints a stored run's per-stage table (``--subset``,
-``-k`` at any cut-off the run computed, ``--format``, ``--out``, and the paired
-columns against any ``--baseline`` stage on any stored ``--metric``).
+``-k`` at any cut-off the run computed, ``--format``, ``--out`` with ``--force``
+(:mod:`retrieval_bench.out_file`: never the results database), and the paired
+columns against any ``--baseline`` stage on any stored ``--metric``), then its
+module- and function-level tables when it has them, as ``rbench run`` does
+(:mod:`retrieval_bench.harness.run.level_tables`; not with ``--format csv``).
 
 * ``rbench runs`` — one line per run: id, status, time, name and, for a run
   that failed or was interrupted, why (a ``running`` run whose process is gone
@@ -30,6 +33,7 @@ from typing import Any
 
 from retrieval_bench.cli.common import EXIT_FAILED, EXIT_OK, loads_line, workspace
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.out_file import FORCE_HELP, out_file
 from retrieval_bench.store.db import (
     FINISHED_BADLY,
     ResultsDB,
@@ -135,6 +139,7 @@ def _rebuild(ws: Workspace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Run ``rbench show RUN_ID``: the table on stdout, notes for a reader after it."""
     from retrieval_bench.harness.compare.paired import decode
+    from retrieval_bench.harness.run.level_tables import format_level_tables, stored_levels
     from retrieval_bench.harness.run.report import (
         answer_aggregates,
         failed_note,
@@ -144,7 +149,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         stored_failures,
     )
 
-    db = ResultsDB(workspace(args).db_path)
+    ws = workspace(args)
+    out_to = None
+    if args.out:  # checked before the database is opened: a bad path costs nothing
+        out_to = out_file(args.out, force=args.force, inputs=[(ws.db_path, "the results database")])
+    db = ResultsDB(ws.db_path)
     run = db.get_run(args.run_id)
     subset = _stored_subset(db, run, args.subset)
     table = db.stage_table(run.id, subset)
@@ -160,6 +169,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     order = [s.stage for s in db.stages(run.id)]
     title = f"{run.name} [{args.subset}] run {run.id} ({run.status})"
     paired_k_note: str | None = None
+    levels: list[str] = []  # the module- and function-level tables, when the run has them
     if run.config.get("kind") == "eval":  # an `rbench eval` run: its answer metrics
         cols = list(dict.fromkeys(m for row in table.values() for m in row))
     else:
@@ -170,6 +180,11 @@ def cmd_show(args: argparse.Namespace) -> int:
             cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
         title += f" k={k}"
         table, paired_k_note = _paired_at_k(db, run, table, k, subset, args.baseline, args.metric)
+        if args.format != "csv":  # a CSV stays the one stage table
+            ks, names = stored_levels(run.config)
+            stages = [s for s in order if s in table and s != "answer"]
+            heading = f"{run.name} [{args.subset}]"
+            levels = format_level_tables(table, stages, ks, k, names, heading, args.format)
     answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
     shown = [s for s in order if s in table]
     paired = run.config.get("kind") != "eval"  # the paired columns, when the run stored them
@@ -177,8 +192,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     note = failed_note(failed, total or 0)
     if note and args.format == "markdown":  # a report: it says so below its table (as run's)
         rendered, note = f"{rendered}\n\n{note}", None
-    if args.out:
-        Path(args.out).write_text(rendered + "\n", encoding="utf-8")
+    if args.out or args.format == "markdown":  # the level tables belong to the report
+        rendered, levels = "\n".join([rendered, *levels]), []
+    if out_to is not None:
+        out_to.write_text(rendered + "\n")
         print(f"wrote the {args.format} table of run {run.id} to {args.out}", file=sys.stderr)
     else:
         print(rendered)
@@ -188,6 +205,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(note, file=notes)
     if paired_k_note:
         print(paired_k_note, file=notes)
+    for level_table in levels:  # text on stdout: below the stage table and its notes
+        print(level_table)
     if run.error:  # why it failed or was interrupted
         print(f"\n{run.status}: {run.error}", file=notes)
     if answer_row is not None:
@@ -318,6 +337,7 @@ def add_runs_show_parser(
     )  # fmt: skip
     sh.add_argument("--format", choices=table_formats, default="text", help="table format")
     sh.add_argument("--out", metavar="FILE", help="write the table to FILE instead of stdout")
+    sh.add_argument("--force", action="store_true", help=FORCE_HELP)
     sh.add_argument("--json", action="store_true", help="print the table as JSON")
     sh.add_argument(
         "--baseline", metavar="STAGE",

@@ -18,13 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from retrieval_bench.errors import DatasetError
+from retrieval_bench.identifiers import entity_problem, repo_path_problem
+from retrieval_bench.out_file import write_atomically
 from retrieval_bench.types import Example, Span
 
 CORE_KEYS = (
@@ -133,6 +134,10 @@ def example_from_row(row: Any) -> Example:
     if not all(isinstance(p, str) and p.strip() for p in gold):
         raise RowProblem(f"id {qid!r}: 'gold_files' must hold non-empty strings")
     gold_files = tuple(dict.fromkeys(normalize_path(p) for p in gold))
+    for path in gold_files:
+        problem = repo_path_problem(path)
+        if problem is not None:
+            raise RowProblem(f"id {qid!r}: gold_files: {problem}")
     spans = parse_spans(row.get("gold_spans"), qid)
     outside = sorted({s.path for s in spans} - set(gold_files))
     if outside:
@@ -157,19 +162,20 @@ def example_from_row(row: Any) -> Example:
 
 
 def parse_entities(value: Any, qid: str) -> tuple[str, ...]:
-    """``gold_functions``: a list of ``path:Qualified.name`` strings (None: none)."""
+    """``gold_functions``: a list of ``path:Qualified.name`` strings (None: none), the
+    path inside the repository (:func:`~retrieval_bench.identifiers.entity_problem`)."""
     if value is None:
         return ()
-    ok = isinstance(value, list) and all(
-        isinstance(v, str) and ":" in v and v.rpartition(":")[0] and v.rpartition(":")[2]
-        for v in value
-    )
-    if not ok:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise RowProblem(
             f"id {qid!r}: 'gold_functions' must be a list of 'path:Qualified.name' strings"
         )
-    return tuple(dict.fromkeys(f"{normalize_path(v.rpartition(':')[0])}:{v.rpartition(':')[2]}"
-                               for v in value))  # fmt: skip
+    entities = [f"{normalize_path(v.rpartition(':')[0])}:{v.rpartition(':')[2]}" for v in value]
+    for raw, entity in zip(value, entities, strict=True):
+        problem = entity_problem(entity if ":" in raw else raw)
+        if problem is not None:
+            raise RowProblem(f"id {qid!r}: gold_functions: {problem}")
+    return tuple(dict.fromkeys(entities))
 
 
 def normalize_path(path: str) -> str:
@@ -237,35 +243,22 @@ def example_to_row(example: Example) -> dict[str, Any]:
     return row
 
 
-def _new_file_mode(path: Path) -> int:
-    """The mode ``path`` keeps when replaced, or a new file's (0666 less the umask): a
-    temp file is created 0600, which would hide the dataset from the user's group."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+def example_lines(examples: Iterable[Example]) -> Iterator[str]:
+    """Each example as one JSONL line (with its newline), as :func:`write_examples` writes it."""
+    for example in examples:
+        yield json.dumps(example_to_row(example), ensure_ascii=False) + "\n"
 
 
 def write_examples(path: str | Path, examples: Iterable[Example]) -> None:
-    """Write examples as JSONL, atomically (a temp file in the same folder renamed over
-    ``path``, with the mode of the file it replaces or a new file's): a failure
-    midway leaves the old file whole. Whether ``path`` may be replaced is the
-    caller's decision (``rbench dataset`` refuses without ``--force``)."""
+    """Write examples as JSONL, atomically (:func:`~retrieval_bench.out_file.write_atomically`:
+    a temp file in the same folder renamed over ``path``, with the mode of the file
+    it replaces or a new file's): a failure midway leaves the old file whole.
+    Whether ``path`` may be written is the caller's decision: ``rbench dataset``
+    writes through :class:`~retrieval_bench.out_file.OutFile` instead, which
+    refuses an existing file without ``--force``, an input and a missing folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _new_file_mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for example in examples:
-                fh.write(json.dumps(example_to_row(example), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, example_lines(examples))
 
 
 def dataset_fingerprint(examples: Iterable[Example]) -> str:
@@ -305,20 +298,39 @@ IGNORED_GOLD = "left out by an ignore rule or include:"
 its ``include:``)."""
 
 
+UNDER_LINK = "under a symbolic link to a folder, which the walker does not follow"
+"""The reason of a missing gold file whose path passes through a symlinked folder."""
+
+
+def _linked_folder(root: Path, rel: str) -> str | None:
+    """The first folder of ``rel`` (below ``root``) that is a symbolic link, or None."""
+    parts = Path(rel).parts[:-1]
+    for i in range(1, len(parts) + 1):
+        if (root.joinpath(*parts[:i])).is_symlink():
+            return "/".join(parts[:i])
+    return None
+
+
 def missing_gold_reasons(
     missing: dict[str, list[str]], skipped: dict[str, str], root: Path | None = None
 ) -> dict[str, str]:
     """Why each missing gold file is missing: the walker's skip reason (too large,
-    binary, unreadable, ...) when it saw the file; :data:`IGNORED_GOLD` when the
-    snapshot ``root`` has the file but an ignore rule or ``include:`` left it out;
-    else ``not in the snapshot``."""
+    binary, unreadable, ...) when it saw the file; :data:`UNDER_LINK` when its path
+    passes through a symlinked folder; :data:`IGNORED_GOLD` when the snapshot
+    ``root`` has the file but an ignore rule or ``include:`` left it out; else
+    ``not in the snapshot``."""
 
     def why(path: str) -> str:
         if path in skipped:
             return skipped[path]
         rel = os.path.normpath(path)
         inside = not os.path.isabs(rel) and rel != ".." and not rel.startswith(".." + os.sep)
-        if root is not None and inside and (root / rel).is_file():
+        if root is None or not inside:
+            return "not in the snapshot"
+        linked = _linked_folder(root, rel)
+        if linked is not None:
+            return f"{UNDER_LINK} ({linked})"
+        if (root / rel).is_file():
             return IGNORED_GOLD
         return "not in the snapshot"
 

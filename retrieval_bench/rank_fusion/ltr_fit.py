@@ -34,6 +34,8 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.identifiers import inside
+from retrieval_bench.out_file import write_atomically
 from retrieval_bench.rank_fusion.ltr import FORMAT, LinearModel, LTRModel, RankModel
 from retrieval_bench.rank_fusion.ltr_features import file_features, lift_to_files
 from retrieval_bench.rank_fusion.ltr_selection import (
@@ -117,7 +119,10 @@ def load_training(
                 data.queries[qid] = str(row.get("query", ""))
         for ds in datasets:
             for s in data.sources:
-                trec = run_dir / "runs" / ds / f"{s}.trec"
+                try:
+                    trec = inside(run_dir / "runs", ds, s, suffix=".trec")
+                except ValueError as exc:
+                    raise ConfigError(f"fit-ltr: {exc}") from None
                 if not trec.exists():
                     raise ConfigError(
                         f"fit-ltr: run {run_dir.name} has no stage {s!r} for dataset {ds} "
@@ -327,12 +332,19 @@ def check_model_path(path: str | Path) -> None:
         )
 
 
+def model_text(model: LTRModel) -> str:
+    """The model file's text (JSON), as :func:`write_model` and ``rbench fit-ltr`` write it."""
+    return json.dumps(model.to_dict(), indent=1) + "\n"
+
+
 def write_model(model: LTRModel, path: Path) -> None:
-    """Write the model file (JSON); an unwritable path is a one-line :class:`ConfigError`."""
+    """Write the model file (JSON) atomically, creating its folder; an unwritable path
+    is a one-line :class:`ConfigError`. (``rbench fit-ltr`` writes through
+    :class:`~retrieval_bench.out_file.OutFile` instead, which never creates a folder.)"""
     check_model_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+        write_atomically(path, [model_text(model)])
     except OSError as exc:
         blocking = next((p for p in path.parents if p.is_file()), None)
         why = f"{blocking} is a file, not a folder" if blocking else exc.strerror or str(exc)
@@ -346,5 +358,6 @@ __all__ = [
     "describe",
     "fit_ltr",
     "load_training",
+    "model_text",
     "write_model",
 ]

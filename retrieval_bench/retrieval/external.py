@@ -37,15 +37,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
+from retrieval_bench.identifiers import entity_problem
 from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.runs.file_ids import entity_id, file_id
+from retrieval_bench.stage import Ranks
 from retrieval_bench.store.trec import decode_id
 from retrieval_bench.types import Run
 
@@ -125,6 +127,9 @@ def _files_of(
         path = _clean(path)
         if not path:
             raise ExternalRunError(f"{where}: an empty path in {key}")
+        problem = entity_problem(path) if key in ENTITY_FIELDS else None
+        if problem is not None:
+            raise ExternalRunError(f"{where}: {key}: {problem}")
         if path in files:
             dups.append(f"{qid} {path}")
             continue  # the best (first) rank is kept
@@ -205,6 +210,11 @@ class ExternalRun(Retriever):
         self.id_map = id_map
         self._rankings: Rankings | None = None
         self._paths: set[str] = set()
+
+    @classmethod
+    def ranks_for(cls, params: Mapping[str, Any], inputs: Sequence[Ranks | None]) -> Ranks | None:
+        """Files (``file:`` ids); with an entity ``field``, entities: ranked like chunks."""
+        return "files" if params.get("field", "found_files") == "found_files" else "chunks"
 
     def index(self, corpus: Corpus, codebase_index: CodebaseIndex | None = None) -> None:
         """Read the predictions (checked before the run by :meth:`check_inputs`; a file

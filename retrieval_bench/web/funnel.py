@@ -27,7 +27,9 @@ Steps (:func:`plan`), for the pipeline that ends at a chosen stage:
 
 Steps a run lacks are skipped. The step sets come from what a run stores:
 full candidate lists from the TREC run files (``runs/<dataset>/<stage>.trec``;
-chunk ids carry their file path) and the top files from ``queries.jsonl``.
+chunk ids carry their file path, and a file-level stage's ``file:<path>`` and
+``entity:<path>:<name>`` ids are that path, as scoring reads them:
+:func:`doc_file`) and the top files from ``queries.jsonl``.
 This module only computes; reading the files is :mod:`retrieval_bench.web.runs`'s.
 """
 
@@ -38,6 +40,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from retrieval_bench.runs.file_ids import file_path
 from retrieval_bench.types import PARENT_ALL_RETRIEVERS, parent_inputs
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "PlannedStep",
     "chunk_path",
     "compute",
+    "doc_file",
     "plan",
 ]
 
@@ -60,6 +64,14 @@ def chunk_path(chunk_id: str) -> str | None:
     """The file of a chunk id ``path:start-end:hash`` (None for any other id)."""
     m = _CHUNK_SUFFIX.search(chunk_id)
     return chunk_id[: m.start()] if m and m.start() > 0 else None
+
+
+def doc_file(doc_id: str) -> str | None:
+    """The file a stored run id stands for: a chunk id's path, the ``<path>`` of a
+    file-level stage's ``file:<path>`` or ``entity:<path>:<name>`` id (code-graph,
+    file-size, hierarchical, external, ltr, files-issue; whether or not the snapshot
+    has the file, as scoring's ``ranked_files`` reads it); None for any other id."""
+    return chunk_path(doc_id) or file_path(doc_id)
 
 
 @dataclass(frozen=True)

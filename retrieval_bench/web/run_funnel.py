@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from retrieval_bench.identifiers import inside
 from retrieval_bench.web import funnel
 from retrieval_bench.web.html import FunnelBar, esc, funnel_chart, rate, table
 from retrieval_bench.web.rundata import ResultsFileError, run_dir
@@ -22,7 +23,8 @@ __all__ = ["funnel_section"]
 
 
 def _trec_files(path: Path) -> dict[str, set[str]]:
-    """Query id → files of a stage's TREC run file (chunk ids carry their path)."""
+    """Query id → files of a stage's TREC run file (chunk ids carry their path; a
+    file-level stage's ``file:``/``entity:`` ids are their path: :func:`funnel.doc_file`)."""
     from retrieval_bench.store.trec import TrecFormatError, read_run
 
     try:
@@ -31,7 +33,7 @@ def _trec_files(path: Path) -> dict[str, set[str]]:
         raise ResultsFileError(str(exc), path) from exc
     out: dict[str, set[str]] = {}
     for qid in run.query_ids():
-        out[qid] = {p for cid in run.ids(qid) if (p := funnel.chunk_path(cid)) is not None}
+        out[qid] = {p for cid in run.ids(qid) if (p := funnel.doc_file(cid)) is not None}
     return out
 
 
@@ -65,13 +67,17 @@ def funnel_section(
         missing = []
         for ds in datasets:
             for s in step.stages:
-                path = run_dir(ws, run_id) / "runs" / ds / f"{s}.trec"
+                try:  # a name of a run stored before the names rule may lead out
+                    path = inside(run_dir(ws, run_id) / "runs", ds, s, suffix=".trec")
+                except ValueError as exc:
+                    missing.append(str(exc))
+                    continue
                 if not path.exists():
-                    missing.append(path)
+                    missing.append(f"{path} is missing")
                 elif (ds, s) not in files:
                     files[(ds, s)] = _trec_files(path)
         if missing:
-            notes.append(f"step “{step.label}” left out: {missing[0]} is missing")
+            notes.append(f"step “{step.label}” left out: {missing[0]}")
         else:
             kept.append(step)
     fq = []

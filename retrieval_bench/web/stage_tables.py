@@ -4,8 +4,10 @@
 The run page shows the columns ``rbench run`` prints — P/R/F1/Acc at ``table_k``,
 MRR, nDCG, F1 at each token budget, ``lost``, ``seconds`` (and the config's own
 ``table_columns``) — plus ``failed``, with the paired columns of
-:mod:`retrieval_bench.harness.compare.paired`, and the span-level table when the run
-scored gold line spans. Every metric is formatted by
+:mod:`retrieval_bench.harness.compare.paired`, the span-level table when the run
+scored gold line spans, and the module- and function-level tables when it scored
+gold functions (the ones ``rbench run`` and ``rbench show`` print:
+:mod:`retrieval_bench.harness.run.level_tables`). Every metric is formatted by
 :func:`retrieval_bench.web.html.metric_cell`. The runs list shows each run's
 Acc@k (the CLI's headline and the sweep's objective) of its best stage.
 """
@@ -16,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.harness.compare.paired import decode
+from retrieval_bench.harness.run.level_tables import level_views, stored_levels, unmapped_note
 from retrieval_bench.harness.run.report import (
     paired_cells,
     paired_header,
@@ -44,7 +47,8 @@ def stage_metric_columns(config: Mapping[str, Any], k: int) -> list[str]:
 
 def stage_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], k: int) -> str:
     """The per-stage table (id ``stages``) with its notes, then the span-level table
-    (id ``spans``) when some stage has span metrics."""
+    (id ``spans``) when some stage has span metrics, and the module- and function-level
+    tables (ids ``module-level``, ``function-level``) when some stage has those."""
     metrics = stage_metric_columns(config, k)
     view = decode({s: tbl[s] for s in stages})  # the paired columns, when stored
     rows = [
@@ -65,6 +69,27 @@ def stage_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], k
             f"top {k} (as <code>rbench run</code> prints them).</p>",
             table(["stage", *spans], span_rows, cls="num", id="spans"),
         ]
+    return "".join(out) + _level_tables(config, tbl, stages, k)
+
+
+def _level_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], k: int) -> str:
+    """The module- and function-level tables of the stages that have those measures
+    (:func:`level_views`); empty for a run without gold functions."""
+    ks, levels = stored_levels(config)
+    out = []
+    for level, cols in level_views({s: tbl[s] for s in stages}, ks, k, levels).items():
+        rows = [[esc(s)] + [metric_cell(c, tbl[s].get(c)) for c in cols]
+                for s in stages if any(c in tbl[s] for c in cols)]  # fmt: skip
+        out += [
+            f"<h2>{level.capitalize()}-level metrics</h2>",
+            f"<p class='hint'>Queries with gold functions only: each stage's {level}s "
+            f"ranked by their best chunk; Acc at every cut-off, R and nDCG at {k}, MRR (as "
+            "<code>rbench run</code> prints them).</p>",
+            table(["stage", *cols], rows, cls="num", id=f"{level}-level"),
+        ]
+        note = unmapped_note({s: tbl[s] for s in stages})
+        if note:
+            out.append(f"<p class='warn'>{esc(note)}</p>")
     return "".join(out)
 
 

@@ -310,8 +310,8 @@ def test_import_swebench_never_overwrites_without_force_nor_its_input(
         assert code == EXIT_BAD_INPUT
         err = capsys.readouterr().err.strip()
         assert err == (
-            f"rbench: error: {same} is the input {src}: refusing to write over it "
-            "(even with --force); give another output file"
+            f"rbench: error: {same} is an input of this command (the SWE-bench file); "
+            "choose another file"
         )
         assert src.read_bytes() == original
     # an existing output: refused without --force, replaced atomically with it
@@ -319,9 +319,7 @@ def test_import_swebench_never_overwrites_without_force_nor_its_input(
     out.write_text("precious\n")
     assert main(["dataset", "import-swebench", str(src), str(out)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip()
-    assert err == (
-        f"rbench: error: {out} already exists: pass --force to replace it (nothing written)"
-    )
+    assert err == f"rbench: error: {out} exists; pass --force to replace it"
     assert out.read_text() == "precious\n"
     assert main(["dataset", "import-swebench", str(src), str(out), "--force"]) == EXIT_OK
     assert json.loads(out.read_text())["id"] == "ok-1"
@@ -348,7 +346,7 @@ def test_dataset_mine_keeps_an_existing_output_without_force(
     out = tmp_path / "mined.jsonl"
     out.write_text("precious\n")
     assert main(["dataset", "mine", str(repo.path), str(out)]) == EXIT_BAD_INPUT
-    assert "already exists: pass --force" in capsys.readouterr().err
+    assert "exists; pass --force to replace it" in capsys.readouterr().err
     assert out.read_text() == "precious\n"
     assert main(["dataset", "mine", str(repo.path), str(repo.path)]) == EXIT_BAD_INPUT
     assert f"{repo.path} is a folder" in capsys.readouterr().err

@@ -83,6 +83,7 @@ def test_json_output_and_per_sample_file(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_file = tmp_path / "scores" / "per_sample.jsonl"
+    out_file.parent.mkdir()  # --out never creates a folder (docs/architecture.md#output-files)
     argv = [
         "eval",
         str(ANSWERS),

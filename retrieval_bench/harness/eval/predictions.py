@@ -301,6 +301,8 @@ def write_results(
 
 
 def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Rows as JSONL (the run folder's ``scores.jsonl``; ``rbench eval --out`` writes
+    through :class:`~retrieval_bench.out_file.OutFile`)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as fh:
@@ -308,5 +310,5 @@ def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise ConfigError(
-            f"--out {path}: cannot write ({exc.strerror or exc}); pass a writable path"
+            f"{path}: cannot write ({exc.strerror or exc}); check the workspace folder"
         ) from None

@@ -19,6 +19,7 @@ from retrieval_bench.datasets.jsonl import question_fingerprint
 from retrieval_bench.harness.answers.records import write_answers
 from retrieval_bench.harness.run.results import BenchmarkResult, DatasetOutcome
 from retrieval_bench.harness.run.snapshot_work import input_stages
+from retrieval_bench.identifiers import inside
 from retrieval_bench.runs.lifting import ranked_files
 from retrieval_bench.store.trec import write_run
 from retrieval_bench.types import StageResult
@@ -44,12 +45,12 @@ def write_outputs(result: BenchmarkResult, out_dir: Path, prov: dict[str, Any]) 
         for o in result.outcomes:
             _write_drill_down(fh, o, result.config.table_k)
     for o in result.outcomes:
-        _write_artifacts(out_dir / "artifacts" / o.prepared.spec.name, o)
+        _write_artifacts(out_dir / "artifacts", o)
     for o in result.outcomes:
-        ds_dir = out_dir / "runs" / o.prepared.spec.name
+        ds_dir = inside(out_dir / "runs", o.prepared.spec.name)
         ds_dir.mkdir(parents=True, exist_ok=True)
         for stage in o.stages:
-            write_run(ds_dir / f"{stage.name}.trec", stage.run)
+            write_run(inside(ds_dir, stage.name, suffix=".trec"), stage.run)
 
 
 def _write_drill_down(fh: IO[str], o: DatasetOutcome, k: int) -> None:
@@ -102,11 +103,11 @@ def _lost_ranks(
 
 
 def _write_artifacts(folder: Path, o: DatasetOutcome) -> None:
-    """``<stage>.jsonl`` per stage with artifacts or failures: per query, what it
-    produced besides scores and why it failed."""
+    """``<dataset>/<stage>.jsonl`` under ``folder`` per stage with artifacts or failures:
+    per query, what it produced besides scores and why it failed."""
     for stage in o.stages:
         if stage.artifacts or stage.failures:
-            art = folder / f"{stage.name}.jsonl"
+            art = inside(folder, o.prepared.spec.name, stage.name, suffix=".jsonl")
             art.parent.mkdir(parents=True, exist_ok=True)
             with art.open("w") as fh:
                 for qid in sorted(set(stage.artifacts) | set(stage.failures)):

@@ -70,11 +70,12 @@ import numpy as np
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.measures import budget_label
+from retrieval_bench.metrics.retrieval.entities import entity_ranking, unmapped_functions
 from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranking_metrics
 from retrieval_bench.metrics.retrieval.spans import line_prf, span_qrels
 from retrieval_bench.runs.file_ids import entity_of, file_path
 from retrieval_bench.runs.lifting import ranked_files, ranked_ids
-from retrieval_bench.types import Chunk, Example, Run, module_of
+from retrieval_bench.types import Chunk, Example, Run
 
 __all__ = [
     "StageMetrics",
@@ -132,6 +133,11 @@ def set_prf(retrieved: Collection[str], gold: Collection[str]) -> tuple[float, f
     return p, r, f1_score(p, r)
 
 
+UNMAPPED = "function_unmapped"
+"""Per question with gold functions: 1 when one of them is a function no chunk of the
+corpus stands for (:func:`~retrieval_bench.metrics.retrieval.entities.unmapped_functions`),
+so no chunk stage can find it; the level tables say how many such questions there are."""
+
 _PATH = attrgetter("path")
 _TOKENS = attrgetter("n_tokens")
 
@@ -151,22 +157,6 @@ def _expanded(chunk_ids: Iterable[str], corpus: Corpus) -> list[str]:
         chunks = corpus.chunks_of(path) if path is not None else ()
         out.extend([c.id for c in chunks] if chunks else [cid])
     return out
-
-
-def entity_ranking(ids: Sequence[str], corpus: Corpus, modules: bool = False) -> list[str]:
-    """Ranked chunk ids → ranked functions ``path:Class.method`` (a chunk's symbol; a
-    function ranks at its best chunk; chunks of module-level code name none; an
-    ``entity:`` id is its entity), or with ``modules`` their top-level names
-    ``path:Class`` (docs/metrics.md#function-and-module-level)."""
-    out: dict[str, None] = {}
-    by_id = corpus.by_id
-    for cid in ids:
-        entity = entity_of(cid)
-        if entity is None and (c := by_id.get(cid)) is not None and c.symbol:
-            entity = f"{c.path}:{c.symbol}"
-        if entity is not None:
-            out.setdefault(module_of(entity) if modules else entity)
-    return list(out)
 
 
 def _gold_functions(ex: Example) -> tuple[str, ...]:
@@ -352,6 +342,8 @@ def evaluate_stage(
             lists = [entity_ranking(rankings[i], corpus, prefix == "module_") for i in entity_idx]
             judged = judge(lists, [dict.fromkeys(gold_of(examples[i]), 1) for i in entity_idx])
             _collect(per_query, sums, counts, entity_ids, ranking_metrics(judged, ks, prefix))
+        unmapped = [1.0 if unmapped_functions(examples[i], corpus) else 0.0 for i in entity_idx]
+        _collect(per_query, sums, counts, entity_ids, {UNMAPPED: np.array(unmapped)})
 
     return StageMetrics(
         stage=stage or run.name,

@@ -18,8 +18,6 @@ from retrieval_bench.datasets.jsonl import (
 from retrieval_bench.errors import DatasetError
 from retrieval_bench.types import Example, Span
 
-DEVSETS = Path("/work/shared/data/devsets")
-
 
 def _write(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -153,13 +151,32 @@ def test_check_gold_reports_missing_paths() -> None:
     assert check_gold(examples, {"x.py", "y.py"}) == {"a": ["gone.py"], "c": ["old.py"]}
 
 
-@pytest.mark.skipif(not DEVSETS.is_dir(), reason="shared devsets not present")
-def test_loads_the_shared_devsets() -> None:
-    manifest = json.loads((DEVSETS / "manifest.json").read_text())
+@pytest.mark.needs_data_root("devsets/manifest.json")
+def test_loads_the_shared_devsets(data_root: Path) -> None:
+    devsets = data_root / "devsets"
+    manifest = json.loads((devsets / "manifest.json").read_text())
     for info in manifest["projects"].values():
-        result = load_examples(DEVSETS / info["pairs_file"])
+        result = load_examples(devsets / info["pairs_file"])
         assert result.errors == []
         assert len(result.examples) == info["num_pairs"]["total"]
         assert {e.split for e in result.examples} <= {"dev", "test"}
-        files = set((DEVSETS / info["file_list"]).read_text().split())
+        files = set((devsets / info["file_list"]).read_text().split())
         assert check_gold(result.examples, files) == {}
+
+
+def test_gold_outside_the_repository_and_malformed_entities_are_row_errors(
+    tmp_path: Path,
+) -> None:
+    lines = [
+        row(id="ok", query="fine", gold_files=["a.py"], gold_functions=["a.py:A.f"]),  # 1
+        row(id="abs", query="?", gold_files=["/etc/passwd"]),  # 2
+        row(id="up", query="?", gold_files=["../outside.py"]),  # 3
+        row(id="e1", query="?", gold_files=["a.py"], gold_functions=["a.py:"]),  # 4
+        row(id="e2", query="?", gold_files=["a.py"], gold_functions=[":f"]),  # 5
+        row(id="e3", query="?", gold_files=["a.py"], gold_functions=["../a.py:f"]),  # 6
+    ]
+    result = load_examples(_write(tmp_path / "q.jsonl", lines))
+    assert [e.id for e in result.examples] == ["ok"]
+    by_line = {e.line_no: e.message for e in result.errors}
+    assert "absolute" in by_line[2] and "'..'" in by_line[3]
+    assert all("gold_functions" in by_line[n] for n in (4, 5, 6))

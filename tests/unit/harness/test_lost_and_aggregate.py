@@ -107,6 +107,21 @@ def test_gold_file_an_ignore_rule_left_out_says_so(tmp_path: Path) -> None:
     }
 
 
+def test_gold_file_under_a_symlinked_folder_says_so(tmp_path: Path) -> None:
+    """The walker does not follow a symlinked folder; its files are not 'ignored'."""
+    from retrieval_bench.datasets.jsonl import UNDER_LINK, check_gold, missing_gold_reasons
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "x.py").write_text("x = 1\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "vendored").symlink_to(tmp_path / "real")
+    corpus = Corpus(tmp_path, [_chunk("r1", "real/x.py")])
+    missing = check_gold([Example("q", "?", ("pkg/vendored/x.py",))], set(corpus.paths))
+    assert missing_gold_reasons(missing, corpus.skipped, corpus.root) == {
+        "pkg/vendored/x.py": f"{UNDER_LINK} (pkg/vendored)"
+    }
+
+
 _PATHS = [f"f{i}.py" for i in range(6)]
 _CHUNKS = [_chunk(f"f{i}-{j}", p) for i, p in enumerate(_PATHS) for j in range(3)]
 _BIG = Corpus(Path("."), _CHUNKS)

@@ -51,8 +51,7 @@ def test_out_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
             "--sources", "good,noise", "--out", str(folder)]  # fmt: skip
     assert main(args) == EXIT_BAD_INPUT
     assert _one_error_line(capsys) == (
-        f"rbench: error: fit-ltr: --out {folder} is a folder: name the model file to write "
-        f"(e.g. {folder / 'ltr.json'})"
+        f"rbench: error: --out {folder} is a folder; name a file to write in it"
     )
     assert list(folder.iterdir()) == []
 
@@ -66,8 +65,7 @@ def test_out_ending_in_a_slash_is_a_folder_not_a_file_of_its_name(
             "--sources", "good,noise", "--out", out, "--folds", "2"]  # fmt: skip
     assert main(args) == EXIT_BAD_INPUT
     assert _one_error_line(capsys) == (
-        f"rbench: error: fit-ltr: --out {out} is a folder: name the model file to write "
-        f"(e.g. {tmp_path / 'models' / 'ltr.json'})"
+        f"rbench: error: --out {out} is a folder; name a file to write in it"
     )
     assert not (tmp_path / "models").exists()
 
@@ -81,8 +79,7 @@ def test_out_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
             "--sources", "good,noise", "--out", str(out), "--folds", "2"]  # fmt: skip
     assert main(args) == EXIT_BAD_INPUT
     assert _one_error_line(capsys) == (
-        f"rbench: error: fit-ltr: cannot write the model file {out}: "
-        f"{blocker} is a file, not a folder"
+        f"rbench: error: --out {out}: {blocker} is a file, not a folder; choose another file"
     )
     assert blocker.read_text() == "keep me"
 

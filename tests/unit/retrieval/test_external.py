@@ -231,3 +231,12 @@ def test_locagent_found_entities_and_modules(tmp_path: Path) -> None:
     trec.write_text("q1 Q0 a.py 1 1.0 sys\n", encoding="utf-8")
     with pytest.raises(ExternalRunError, match="needs a jsonl file"):
         _stage(trec, field="found_entities")
+
+
+@pytest.mark.parametrize("entity", ["a.py:", ":f", "../a.py:f"])
+def test_a_malformed_entity_stops_the_stage_in_one_line(tmp_path: Path, entity: str) -> None:
+    row = {"instance_id": "q1", "found_entities": ["a.py:helper", entity]}
+    path = _jsonl(tmp_path / "locagent.jsonl", [row])
+    with pytest.raises(ExternalRunError, match=r"locagent\.jsonl:1: found_entities: ") as err:
+        _stage(path, field="found_entities")
+    assert "\n" not in str(err.value)

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.metrics.retrieval.scoring import entity_ranking, evaluate_stage
+from retrieval_bench.metrics.retrieval.entities import chunk_entities, entity_ranking
+from retrieval_bench.metrics.retrieval.scoring import UNMAPPED, evaluate_stage
 from retrieval_bench.types import Chunk, Example, Run
+from tests.unit.chunking.helpers import ast_chunks, source
 
 
 def _chunk(cid: str, path: str, first: int, symbol: str | None) -> Chunk:
@@ -70,3 +72,64 @@ def test_a_file_run_stands_for_its_chunks_in_line_order() -> None:
     q = evaluate_stage(run, [GOLD], CORPUS, ks=[1, 2], budgets=[]).per_query["q"]
     # b.py: h (1, gold); a.py in line order: A.f (c1, c5), A.g (gold, 3)
     assert q["function_MRR"] == 1.0 and q["function_R@2"] == 0.5 and q["function_Acc@2"] == 0.0
+
+
+PAY = (
+    "import os\n\n"
+    "def handle_payment(order, card):\n"
+    '    """Charge the card for the order total."""\n'
+    "    return card.charge(order.total)\n\n"
+    "def refund(order):\n    return order.total\n"
+)
+TOKENS = (
+    "class TokenVerifier:\n"
+    "    secret = 'x'\n\n"
+    "    def verify_token(self, token):\n"
+    "        def inner():\n            return token\n"
+    "        return inner()\n"
+)
+
+
+def _small_corpus(files: dict[str, str]) -> Corpus:
+    """The ast chunker's corpus of small files (each fits one chunk: no symbol)."""
+    chunks = [c for path, text in files.items() for c in ast_chunks(path, text)]
+    return Corpus(Path("/nonexistent"), chunks, sources={p: source(p, t) for p, t in files.items()})
+
+
+def test_a_chunk_stands_for_every_definition_of_its_lines() -> None:
+    """A file that fits one chunk has no symbol, yet stands for its functions; a class
+    that fits one stands for the class (its attribute line) and its methods, a nested
+    function for its outer function; module-level lines (the import) for nothing."""
+    corpus = _small_corpus({"pay.py": PAY, "m.py": TOKENS})
+    (pay,) = corpus.chunks_of("pay.py")
+    (tok,) = corpus.chunks_of("m.py")
+    assert pay.symbol is None and tok.symbol in (None, "TokenVerifier")
+    assert chunk_entities(pay, corpus) == ("pay.py:handle_payment", "pay.py:refund")
+    assert set(chunk_entities(tok, corpus)) == {"m.py:TokenVerifier",
+                                                "m.py:TokenVerifier.verify_token"}  # fmt: skip
+    assert entity_ranking([tok.id, pay.id], corpus, modules=True) == [
+        "m.py:TokenVerifier", "pay.py:handle_payment", "pay.py:refund"]  # fmt: skip
+
+
+def test_a_small_file_function_is_credited_to_its_chunk() -> None:
+    """Before chunks stood for every definition of their lines, this scored 0."""
+    corpus = _small_corpus({"pay.py": PAY, "m.py": TOKENS})
+    gold = ("pay.py:handle_payment", "m.py:TokenVerifier.verify_token")
+    ex = Example("q", "?", ("pay.py", "m.py"), gold_functions=gold)
+    ids = {c.path: c.id for c in corpus.chunks}
+    run = Run("bm25", {"q": {ids["pay.py"]: 2.0, ids["m.py"]: 1.0}})
+    q = evaluate_stage(run, [ex], corpus, ks=[1, 5], budgets=[]).per_query["q"]
+    # functions: handle_payment (1, gold), refund (2), TokenVerifier.verify_token (3+, gold)
+    assert q["function_Acc@5"] == 1.0 and q["function_MRR"] == 1.0
+    assert q["function_R@1"] == 0.5 and q["module_Acc@5"] == 1.0
+    assert q[UNMAPPED] == 0.0
+
+
+def test_gold_functions_no_chunk_stands_for_are_flagged() -> None:
+    corpus = _small_corpus({"pay.py": PAY})
+    ex = Example("q", "?", ("pay.py",), gold_functions=("pay.py:gone", "lost.py:f"))
+    ok = Example("k", "?", ("pay.py",), gold_functions=("pay.py:refund",))
+    run = Run("r", {"q": {}, "k": {}})
+    m = evaluate_stage(run, [ex, ok], corpus, ks=[1], budgets=[])
+    assert (m.per_query["q"][UNMAPPED], m.per_query["k"][UNMAPPED]) == (1.0, 0.0)
+    assert m.means[UNMAPPED] == 0.5

@@ -1,0 +1,131 @@
+"""Which functions a chunk stands for, and the function and module rankings of a run
+(docs/metrics.md#function-and-module-level).
+
+A chunk stands for every definition that owns one of its lines: each line of a
+Python file belongs to the innermost ``def``/``class`` holding it, named as gold
+functions are (``path:Class.method``, cut after the first function: see
+:mod:`retrieval_bench.datasets.gold_functions`), and a chunk stands for its own
+symbol first, then for the definitions of its lines in line order. So a file
+that fits one chunk (the ``ast`` chunker gives it no symbol) stands for each of
+its functions and classes, and a class that fits one chunk for the class and
+each of its methods — the gold ``a.py:handle_payment`` of a two-function file
+is found when the file's chunk is. Lines outside every definition (imports,
+module constants) name nothing. A ``collapsed`` chunk (a class outline whose
+method bodies are hidden and chunked on their own) stands for its symbol only,
+and a chunk of a file that is not Python, or whose text cannot be read, too.
+
+Definitions are parsed (tree-sitter, the grammar the ``ast`` chunker uses) only
+for the files a ranking reaches, once per file content and process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from retrieval_bench.corpus import Corpus
+from retrieval_bench.datasets.gold_functions import definitions
+from retrieval_bench.files import read_source_file
+from retrieval_bench.runs.file_ids import entity_of
+from retrieval_bench.types import Chunk, Example, module_of
+
+_LINES_KEY = ("line-entities",)
+_CHUNKS_KEY = ("chunk-entities",)
+
+
+def line_entities(corpus: Corpus, path: str) -> Sequence[str | None]:
+    """Per line of ``path`` (index 0 = line 1), the entity of the innermost definition
+    holding it (None: module-level code); empty for a file that is not Python or
+    cannot be read. Computed once per corpus and file."""
+    known: dict[str, Sequence[str | None]] = corpus.derived(_LINES_KEY, dict)
+    found = known.get(path)
+    if found is None:
+        found = known[path] = _line_entities(corpus, path)
+    return found
+
+
+_BY_CONTENT: dict[bytes, tuple[tuple[str, int, int], ...]] = {}
+_BY_CONTENT_LIMIT = 100_000
+"""Definitions (entity name, first line, last line) by a hash of the file's text, for the
+process: the snapshots of one repository share most files, and each is parsed once."""
+
+
+def _line_entities(corpus: Corpus, path: str) -> list[str | None]:
+    if not path.endswith(".py"):
+        return []
+    source = corpus.sources.get(path) or read_source_file(Path(corpus.root), path)
+    if source is None:
+        return []
+    text = source.text
+    text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    defs = _BY_CONTENT.get(key)
+    if defs is None:
+        # outer definitions first, so an inner one overwrites their lines
+        ordered = sorted(definitions(text), key=lambda d: (d.start, -d.end))
+        defs = tuple((d.entity or d.name, d.start, d.end) for d in ordered)
+        if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
+            _BY_CONTENT.clear()
+        _BY_CONTENT[key] = defs
+    lines: list[str | None] = [None] * (text.count("\n") + 1)
+    for name, start, end in defs:
+        entity = f"{path}:{name}"
+        for i in range(start - 1, min(end, len(lines))):
+            lines[i] = entity
+    return lines
+
+
+def chunk_entities(chunk: Chunk, corpus: Corpus) -> tuple[str, ...]:
+    """The functions ``chunk`` stands for (module doc), its own symbol first."""
+    known: dict[str, tuple[str, ...]] = corpus.derived(_CHUNKS_KEY, dict)
+    found = known.get(chunk.id)
+    if found is None:
+        found = known[chunk.id] = _chunk_entities(chunk, corpus)
+    return found
+
+
+def _chunk_entities(chunk: Chunk, corpus: Corpus) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    if chunk.symbol:
+        out[f"{chunk.path}:{chunk.symbol}"] = None
+    if chunk.kind != "collapsed":
+        lines = line_entities(corpus, chunk.path)
+        for entity in lines[chunk.start_line - 1 : chunk.end_line]:
+            if entity is not None:
+                out.setdefault(entity)
+    return tuple(out)
+
+
+def entity_ranking(ids: Sequence[str], corpus: Corpus, modules: bool = False) -> list[str]:
+    """Ranked chunk ids → ranked functions ``path:Class.method`` (each chunk's
+    :func:`chunk_entities`; a function ranks at its best chunk; an ``entity:`` id is
+    its entity), or with ``modules`` their top-level names ``path:Class``."""
+    out: dict[str, None] = {}
+    by_id = corpus.by_id
+    for cid in ids:
+        named = entity_of(cid)
+        if named is not None:
+            out.setdefault(module_of(named) if modules else named)
+            continue
+        chunk = by_id.get(cid)
+        if chunk is None:
+            continue
+        for entity in chunk_entities(chunk, corpus):
+            out.setdefault(module_of(entity) if modules else entity)
+    return list(out)
+
+
+def unmapped_functions(example: Example, corpus: Corpus) -> list[str]:
+    """The gold functions of ``example`` that no chunk of ``corpus`` stands for: no
+    chunk stage can rank them (their file is missing or not Python, or the chunker
+    left their lines out); only a stage naming entities itself can."""
+    mapped: dict[str, set[str]] = {}
+    out = []
+    for gold in example.gold_functions:
+        path = gold.rpartition(":")[0]
+        if path not in mapped:
+            mapped[path] = {e for c in corpus.chunks_of(path) for e in chunk_entities(c, corpus)}
+        if gold not in mapped[path]:
+            out.append(gold)
+    return out
