@@ -15,8 +15,9 @@ hashes every file it reads (:mod:`retrieval_bench.files` reads a read-only file
 of a repository tree once per process).
 
 Like the embedding cache it is only a cache: a damaged file is moved aside
-(:mod:`retrieval_bench.store.corrupt`) and refilled. ``RBENCH_CHUNK_CACHE=0``
-turns it off.
+(:mod:`retrieval_bench.store.corrupt`) and refilled, and a row whose content is not
+what it writes is dropped with one warning and the file chunked again.
+``RBENCH_CHUNK_CACHE=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import TypeVar
 from retrieval_bench.chunking.base import Chunker, chunk_id
 from retrieval_bench.chunking.languages import language_for_path, spec_for_path
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
-from retrieval_bench.store.sqlite_cache import SQLiteCache
+from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 from retrieval_bench.types import Chunk
 
 _T = TypeVar("_T")
@@ -93,10 +94,28 @@ def _encode(chunks: list[Chunk]) -> str | None:
 
 
 def _decode(path: str, blob: str) -> list[Chunk]:
-    return [
-        Chunk(chunk_id(path, s, e, text), path, s, e, lang, kind, sym, text, n)
-        for s, e, lang, kind, sym, text, n in json.loads(blob)
-    ]
+    """The chunks :func:`_encode` wrote for ``path``; :class:`DamagedRowError` when
+    ``blob`` is not such a text (the row is then dropped and the file chunked again)."""
+    try:
+        rows = json.loads(blob)
+    except ValueError as exc:
+        raise DamagedRowError(f"not JSON: {exc}") from None
+    if not isinstance(rows, list):
+        raise DamagedRowError(f"not a list but {type(rows).__name__}")
+    out = []
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 7):
+            raise DamagedRowError("a chunk is not [start, end, language, kind, symbol, text, n]")
+        s, e, lang, kind, sym, text, n = row
+        lines_ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (s, e, n))
+        if not (lines_ok and 1 <= s <= e and n >= 0):
+            raise DamagedRowError(f"a chunk's lines or token count are wrong: {s!r}..{e!r}, {n!r}")
+        if not (isinstance(lang, str) and isinstance(kind, str) and isinstance(text, str)):
+            raise DamagedRowError("a chunk's language, kind or text is not a string")
+        if sym is not None and not isinstance(sym, str):
+            raise DamagedRowError("a chunk's symbol is not a string")
+        out.append(Chunk(chunk_id(path, s, e, text), path, s, e, lang, kind, sym, text, n))
+    return out
 
 
 class ChunkCache(SQLiteCache):
@@ -129,7 +148,12 @@ class ChunkCache(SQLiteCache):
         blob = self._guarded(lookup)
         if blob is None:
             return None
-        chunks = _decode(source.path, blob)
+        try:
+            chunks = _decode(source.path, blob)
+        except DamagedRowError as exc:
+            sql = "DELETE FROM chunks WHERE sha = ? AND chunker = ? AND pathkey = ?"
+            self.drop_damaged(sql, key, exc)
+            return None
         self.remember(source, ckey, chunks)
         return chunks
 

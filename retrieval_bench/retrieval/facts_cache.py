@@ -15,15 +15,12 @@ written afresh, instead of the run ending with ``KeyError: 'd'``.
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 from pathlib import Path
 
 from retrieval_bench.chunking.cache import chunk_cache_enabled
 from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef
-from retrieval_bench.store.sqlite_cache import SQLiteCache
-
-log = logging.getLogger(__name__)
+from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 
 CACHE_FILE = "facts.sqlite"
 _FORMAT = b"1"  # bump when FileFacts or its encoding changes
@@ -43,10 +40,6 @@ def encode_facts(facts: FileFacts | None) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
-
-
-class DamagedRowError(ValueError):
-    """A stored row is not what :func:`encode_facts` writes."""
 
 
 def _strings(value: object, key: str) -> list[str]:
@@ -105,7 +98,6 @@ class FactsCache(SQLiteCache):
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
         self._pending: list[tuple[bytes, str]] = []
-        self._dropped = 0  # damaged rows met (and deleted) so far
 
     @classmethod
     def in_dir(cls, folder: str | Path) -> FactsCache | None:
@@ -127,23 +119,8 @@ class FactsCache(SQLiteCache):
         try:
             return True, decode_facts(blob)
         except DamagedRowError as exc:
-            self._drop(key, exc)
+            self.drop_damaged("DELETE FROM facts WHERE key = ?", (key,), exc)
             return False, None
-
-    def _drop(self, key: bytes, exc: DamagedRowError) -> None:
-        """Delete the damaged row under ``key`` (its file is parsed and stored again);
-        the first of this cache's damaged rows is reported, the others only counted."""
-        self._dropped += 1
-        if self._dropped == 1:
-            log.warning(
-                "%s %s had a damaged row (%s); dropped it; recomputing", self.what, self.path, exc
-            )
-
-        def delete(conn: sqlite3.Connection) -> None:
-            conn.execute("DELETE FROM facts WHERE key = ?", (key,))
-            conn.commit()
-
-        self._guarded(delete)
 
     def put(self, key: bytes, facts: FileFacts | None) -> None:
         """Remember ``facts`` of the text whose key is ``key``; written by :meth:`flush`."""

@@ -5,11 +5,15 @@ threads can share the file; the table is created on connect. A cache holds
 nothing that cannot be computed again, so a damaged file (truncated,
 overwritten: ``database disk image is malformed``) is moved aside with one
 warning and replaced by an empty one, whether the damage shows when opening or
-on a later read or write (``docs/architecture.md#caches``).
+on a later read or write (``docs/architecture.md#caches``). A row whose content is
+not what the cache writes (hand-edited, half-written, another format) is damaged
+too: :meth:`SQLiteCache.drop_damaged` deletes it with one warning per cache, and
+the value is computed and stored again.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -19,6 +23,11 @@ from typing import Any, ClassVar, TypeVar
 from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
 
 _T = TypeVar("_T")
+log = logging.getLogger(__name__)
+
+
+class DamagedRowError(ValueError):
+    """A stored row is not what its cache writes."""
 
 
 class SQLiteCache:
@@ -34,6 +43,7 @@ class SQLiteCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._opened: tuple[int, int] | None = None
+        self._dropped = 0  # damaged rows met (and deleted) so far
         try:
             self._conn = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -83,6 +93,22 @@ class SQLiteCache:
 
         if rows:
             self._guarded(store)
+
+    def drop_damaged(self, sql: str, params: tuple[Any, ...], why: object) -> None:
+        """Delete a damaged row (``sql`` with ``params`` deletes it) so its value is
+        computed and stored again; the first damaged row of this cache is reported with
+        one warning, the others only counted."""
+        self._dropped += 1
+        if self._dropped == 1:
+            log.warning(
+                "%s %s had a damaged row (%s); dropped it; recomputing", self.what, self.path, why
+            )
+
+        def delete(conn: sqlite3.Connection) -> None:
+            conn.execute(sql, params)
+            conn.commit()
+
+        self._guarded(delete)
 
     def close(self) -> None:
         with self._lock:

@@ -106,6 +106,32 @@ def test_corrupt_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
     assert list(tmp_path.glob("chunks.sqlite.corrupt-*"))
 
 
+@pytest.mark.parametrize(
+    "damage",
+    ['{"not": "a list"}', "[[1, 2, 3]]", '[[0, 2, "python", "function", null, "x", 1]]',
+     '[[1, 2, "python", "function", 7, "x", 1]]', "not json"],
+)  # fmt: skip
+def test_a_damaged_row_is_dropped_with_one_warning_and_rechunked(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row that is valid SQLite but not what the cache writes (it once stopped a run
+    with a traceback) is a miss: dropped with one warning, the file chunked again."""
+    monkeypatch.setattr("retrieval_bench.chunking.cache._MEMO", {})
+    root = _repo(tmp_path / "repo")
+    path = tmp_path / "chunks.sqlite"
+    cache = ChunkCache(path)
+    first, _ = _cached(root, cache)
+    cache._guarded(lambda c: (c.execute("UPDATE chunks SET rows = ?", (damage,)), c.commit()))
+    cache.close()
+    monkeypatch.setattr("retrieval_bench.chunking.cache._MEMO", {})
+    again = ChunkCache(path)
+    chunks, stats = _cached(root, again)
+    assert chunks == first and stats.files_chunked == 6
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "had a damaged row" in warned[0], warned
+    assert again.count() == 5  # the rows are written afresh
+
+
 def test_build_corpus_uses_the_cache_unless_switched_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
