@@ -138,13 +138,14 @@ def is_damaged(exc: BaseException) -> bool:
     return isinstance(exc, InvalidProtobuf | InvalidGraph)
 
 
-def open_session(model_path: Path, models_dir: Path, quantized: bool, options: Any) -> Any:
-    """An ONNX Runtime session of the exported model; an export file ONNX Runtime
-    cannot parse (overwritten, truncated) has its folder moved aside with one warning
-    and is exported again, once."""
+def open_session(
+    path: Path, model_path: Path, models_dir: Path, quantized: bool, options: Any
+) -> Any:
+    """An ONNX Runtime session of ``path``, what :func:`exported_model` gave for
+    ``model_path``; an export file ONNX Runtime cannot parse (overwritten, truncated)
+    has its folder moved aside with one warning and is exported again, once."""
     import onnxruntime
 
-    path = exported_model(model_path, models_dir, quantized)
     opened = file_id(path.parent)
     try:
         return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -187,13 +188,13 @@ class OnnxEmbedder:
                 from tokenizers import Tokenizer
 
                 quantized = self.backend == "onnx-int8"
-                exported_model(self.model_path, self.models_dir, quantized)
+                path = exported_model(self.model_path, self.models_dir, quantized)
                 with timed_load("embedding model"):
                     options = onnxruntime.SessionOptions()
                     if self.threads is not None:
                         options.intra_op_num_threads = self.threads
                     self._session = open_session(
-                        self.model_path, self.models_dir, quantized, options
+                        path, self.model_path, self.models_dir, quantized, options
                     )
                     tok = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
                     config = json.loads((self.model_path / "sentence_bert_config.json").read_text())

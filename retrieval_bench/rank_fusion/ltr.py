@@ -30,6 +30,7 @@ the stage reports how many questions each kind scored
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -195,7 +196,7 @@ class LTRModel:
         except OSError as exc:
             why = exc.strerror or exc
             raise ConfigError(f"ltr: cannot read model file {path}: {why}") from None
-        if Path(path).is_dir():
+        if stat.S_ISDIR(st.st_mode):
             raise ConfigError(f"ltr: model file {path} is a folder, not a file")
         return _load_model(str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
 

@@ -76,8 +76,10 @@ def _level_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], 
     """The module- and function-level tables of the stages that have those measures
     (:func:`level_views`); empty for a run without gold functions."""
     ks, levels = stored_levels(config)
+    shown = {s: tbl[s] for s in stages}
+    note = unmapped_note(shown)
     out = []
-    for level, cols in level_views({s: tbl[s] for s in stages}, ks, k, levels).items():
+    for level, cols in level_views(shown, ks, k, levels).items():
         rows = [[esc(s)] + [metric_cell(c, tbl[s].get(c)) for c in cols]
                 for s in stages if any(c in tbl[s] for c in cols)]  # fmt: skip
         out += [
@@ -87,7 +89,6 @@ def _level_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], 
             "<code>rbench run</code> prints them).</p>",
             table(["stage", *cols], rows, cls="num", id=f"{level}-level"),
         ]
-        note = unmapped_note({s: tbl[s] for s in stages})
         if note:
             out.append(f"<p class='warn'>{esc(note)}</p>")
     return "".join(out)

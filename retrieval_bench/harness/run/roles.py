@@ -16,35 +16,40 @@ every question of a run that still says ``done``; here it is a
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError, RBenchError
-from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.specs import StageSpec
 from retrieval_bench.stage import Ranks, Stage
 
-_REGISTRIES: dict[str, Registry[Any]] = {
-    "retriever": RETRIEVERS,
-    "fusion": FUSIONS,
-    "reranker": RERANKERS,
-}
 
-
-def _where(cfg: BenchmarkConfig) -> dict[str, str]:
-    """Stage label → its entry's place in the config (``fusions.1``)."""
-    lists = (("retrievers", cfg.retrievers), ("fusions", cfg.fusions),
-             ("rerankers", cfg.rerankers))  # fmt: skip
-    return {spec.label: f"{kind}.{i}" for kind, specs in lists for i, spec in enumerate(specs)}
+def config_entries(cfg: BenchmarkConfig) -> Iterable[tuple[Registry[Any], str, StageSpec]]:
+    """Every stage entry of ``cfg`` with its registry and its place in the config
+    (``chunker``, ``fusions.1``), as the config checks name them."""
+    yield CHUNKERS, "chunker", cfg.chunker
+    lists: Sequence[tuple[Registry[Any], list[StageSpec]]] = (
+        (RETRIEVERS, cfg.retrievers),
+        (FUSIONS, cfg.fusions),
+        (RERANKERS, cfg.rerankers),
+    )
+    for stages, specs in lists:
+        for i, spec in enumerate(specs):
+            yield stages, f"{stages.kind}.{i}", spec
 
 
 def check_roles(cfg: BenchmarkConfig) -> dict[str, Ranks | None]:
     """Every stage's :meth:`~retrieval_bench.stage.Stage.check_config`, in graph order;
     returns what each stage ranks (label → ``files``, ``chunks`` or None). The first
     problem raises :class:`ConfigError` (``fusions.2 (files-fn): hierarchical: ...``)."""
+    entries = {spec.label: (stages, where) for stages, where, spec in config_entries(cfg)
+               if stages is not CHUNKERS}  # fmt: skip
     ranks: dict[str, Ranks | None] = {}
-    where = _where(cfg)
     for node in cfg.stage_graph():
-        made = _REGISTRIES[node.kind].type_of(node.spec.name)
+        stages, where = entries[node.label]
+        made = stages.type_of(node.spec.name)
         if not issubclass(made, Stage):
             ranks[node.label] = None
             continue
@@ -53,6 +58,6 @@ def check_roles(cfg: BenchmarkConfig) -> dict[str, Ranks | None]:
         try:
             made.check_config(params, inputs)
         except RBenchError as exc:
-            raise ConfigError(f"{where[node.label]} ({node.label}): {exc}") from None
+            raise ConfigError(f"{where} ({node.label}): {exc}") from None
         ranks[node.label] = made.ranks_for(params, [r for _, r in inputs])
     return ranks

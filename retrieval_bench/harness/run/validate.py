@@ -34,8 +34,8 @@ from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.errors import ConfigError, RBenchError
 from retrieval_bench.harness.run.groups import NAMESPACE_SEP, colliding_ids
 from retrieval_bench.harness.run.prepare import select_questions
-from retrieval_bench.harness.run.roles import check_roles
-from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.harness.run.roles import check_roles, config_entries
+from retrieval_bench.registry import CHUNKERS, Registry
 from retrieval_bench.specs import StageSpec, format_validation_error
 from retrieval_bench.stage import Stage
 
@@ -170,24 +170,12 @@ def _check_llm_flag(stages: Registry[Any], spec: StageSpec, where: str, takes_ll
     raise ConfigError(f"{where}.name: {what} declares needs_llm = True but takes no llm parameter")
 
 
-def _entries(cfg: BenchmarkConfig) -> Iterable[tuple[Registry[Any], str, StageSpec]]:
-    yield CHUNKERS, "chunker", cfg.chunker
-    lists: Sequence[tuple[Registry[Any], list[StageSpec]]] = (
-        (RETRIEVERS, cfg.retrievers),
-        (FUSIONS, cfg.fusions),
-        (RERANKERS, cfg.rerankers),
-    )
-    for stages, specs in lists:
-        for i, spec in enumerate(specs):
-            yield stages, f"{stages.kind}.{i}", spec
-
-
 def validate_stages(cfg: BenchmarkConfig) -> None:
     """Check every stage entry of ``cfg`` (names, parameter names, the chunker's
     values, then each stage's own checks of its values and its inputs' roles:
     :func:`~retrieval_bench.harness.run.roles.check_roles`); the first problem
     raises :class:`ConfigError`."""
-    for stages, where, spec in _entries(cfg):
+    for stages, where, spec in config_entries(cfg):
         check_stage(stages, spec, where)
     try:
         CHUNKERS.create(cfg.chunker.name, **cfg.chunker.params())
@@ -228,7 +216,7 @@ def check_stage_inputs(
     seen: set[tuple[str, str]] = set()
     for cfg in configs:
         graph = cfg.stage_graph()
-        for stages, where, spec in _entries(cfg):
+        for stages, where, spec in config_entries(cfg):
             params = spec.params()
             if stages.kind in ("fusions", "rerankers"):
                 params["inputs"] = list(graph.node(spec.label).inputs)

@@ -21,12 +21,11 @@ for the files a ranking reaches, once per file content and process.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.gold_functions import definitions
-from retrieval_bench.files import read_source_file
+from retrieval_bench.retrieval.file_bm25 import file_source
 from retrieval_bench.runs.file_ids import entity_of
 from retrieval_bench.types import Chunk, Example, module_of
 
@@ -54,11 +53,9 @@ process: the snapshots of one repository share most files, and each is parsed on
 def _line_entities(corpus: Corpus, path: str) -> list[str | None]:
     if not path.endswith(".py"):
         return []
-    source = corpus.sources.get(path) or read_source_file(Path(corpus.root), path)
-    if source is None:
+    text, sha = file_source(corpus, path)  # the text the code graph reads too, once
+    if sha is None:  # not read by the walker's reader: its lines may not be the chunks'
         return []
-    text = source.text
-    text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
     defs = _BY_CONTENT.get(key)
     if defs is None:
@@ -100,32 +97,39 @@ def _chunk_entities(chunk: Chunk, corpus: Corpus) -> tuple[str, ...]:
 def entity_ranking(ids: Sequence[str], corpus: Corpus, modules: bool = False) -> list[str]:
     """Ranked chunk ids → ranked functions ``path:Class.method`` (each chunk's
     :func:`chunk_entities`; a function ranks at its best chunk; an ``entity:`` id is
-    its entity), or with ``modules`` their top-level names ``path:Class``."""
+    its entity), or with ``modules`` their :func:`module_ranking`."""
     out: dict[str, None] = {}
     by_id = corpus.by_id
     for cid in ids:
         named = entity_of(cid)
         if named is not None:
-            out.setdefault(module_of(named) if modules else named)
+            out.setdefault(named)
             continue
         chunk = by_id.get(cid)
-        if chunk is None:
-            continue
-        for entity in chunk_entities(chunk, corpus):
-            out.setdefault(module_of(entity) if modules else entity)
-    return list(out)
+        for entity in chunk_entities(chunk, corpus) if chunk is not None else ():
+            out.setdefault(entity)
+    return module_ranking(out) if modules else list(out)
+
+
+def module_ranking(functions: Iterable[str]) -> list[str]:
+    """Ranked functions → their top-level names ``path:Class``, each at its best function."""
+    return list(dict.fromkeys(map(module_of, functions)))
 
 
 def unmapped_functions(example: Example, corpus: Corpus) -> list[str]:
     """The gold functions of ``example`` that no chunk of ``corpus`` stands for: no
     chunk stage can rank them (their file is missing or not Python, or the chunker
     left their lines out); only a stage naming entities itself can."""
-    mapped: dict[str, set[str]] = {}
-    out = []
-    for gold in example.gold_functions:
-        path = gold.rpartition(":")[0]
-        if path not in mapped:
-            mapped[path] = {e for c in corpus.chunks_of(path) for e in chunk_entities(c, corpus)}
-        if gold not in mapped[path]:
-            out.append(gold)
-    return out
+    return [
+        g for g in example.gold_functions if g not in _file_entities(corpus, g.rpartition(":")[0])
+    ]
+
+
+def _file_entities(corpus: Corpus, path: str) -> frozenset[str]:
+    """Every function some chunk of ``path`` stands for, once per corpus and file."""
+    known: dict[str, frozenset[str]] = corpus.derived(("file-entities",), dict)
+    found = known.get(path)
+    if found is None:
+        chunks = corpus.chunks_of(path)
+        found = known[path] = frozenset(e for c in chunks for e in chunk_entities(c, corpus))
+    return found

@@ -70,7 +70,11 @@ import numpy as np
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.measures import budget_label
-from retrieval_bench.metrics.retrieval.entities import entity_ranking, unmapped_functions
+from retrieval_bench.metrics.retrieval.entities import (
+    entity_ranking,
+    module_ranking,
+    unmapped_functions,
+)
 from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranking_metrics
 from retrieval_bench.metrics.retrieval.spans import line_prf, span_qrels
 from retrieval_bench.runs.file_ids import entity_of, file_path
@@ -338,8 +342,11 @@ def evaluate_stage(
     entity_idx = [i for i, ex in enumerate(examples) if ex.gold_functions]
     if entity_idx:
         entity_ids = [ids[i] for i in entity_idx]
-        for prefix, gold_of in (("function_", _gold_functions), ("module_", _gold_modules)):
-            lists = [entity_ranking(rankings[i], corpus, prefix == "module_") for i in entity_idx]
+        functions = [entity_ranking(rankings[i], corpus) for i in entity_idx]
+        for prefix, gold_of, lists in (
+            ("function_", _gold_functions, functions),
+            ("module_", _gold_modules, [module_ranking(f) for f in functions]),
+        ):
             judged = judge(lists, [dict.fromkeys(gold_of(examples[i]), 1) for i in entity_idx])
             _collect(per_query, sums, counts, entity_ids, ranking_metrics(judged, ks, prefix))
         unmapped = [1.0 if unmapped_functions(examples[i], corpus) else 0.0 for i in entity_idx]
