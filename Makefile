@@ -43,7 +43,8 @@ demo: install
 
 # The stage contracts, the typed registry and the harness code that reads them are checked
 # with mypy --strict (docs/extending.md); imported modules are followed silently.
-STRICT_TYPED := retrieval_bench/registry.py retrieval_bench/stage.py \
+STRICT_TYPED := retrieval_bench/contracts retrieval_bench/plan.py retrieval_bench/builtin_stages.py \
+	retrieval_bench/registry.py retrieval_bench/stage.py \
 	retrieval_bench/chunking/base.py retrieval_bench/retrieval/base.py \
 	retrieval_bench/rank_fusion/base.py retrieval_bench/reranking/base.py \
 	retrieval_bench/metrics/answer/base.py retrieval_bench/llm/lazy.py \

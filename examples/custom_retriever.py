@@ -4,10 +4,11 @@
 reading a line of code. It is a weak retriever alone, but a cheap, different
 signal for a fusion. It shows the whole stage contract (docs/extending.md):
 
-* subclass :class:`~retrieval_bench.retrieval.base.Retriever` and implement
+* subclass :class:`~retrieval_bench.contracts.retriever.Retriever` and implement
   ``index`` and ``search``; call ``super().__init__()``;
-* register the class under a name with ``RETRIEVERS.register``; config keys
-  are the constructor's keyword parameters (``min_len`` here);
+* declare the config parameters as a nested ``Params`` (typed, frozen; an
+  unknown or mistyped key is a one-line error before any work): ``min_len`` here;
+* register the class under a name with ``RETRIEVERS.register``;
 * declare capabilities as class flags: this one needs no LLM, no vector index
   and no training, so it keeps the defaults;
 * report per-query extras in ``self.artifacts`` (stored for the drill-down).
@@ -25,10 +26,14 @@ Use it from a config once this module is imported (or exposed through the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
+from pydantic import Field
+
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.registry import RETRIEVERS
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 from retrieval_bench.types import Run
 
@@ -39,9 +44,14 @@ class PathMatchRetriever(Retriever):
 
     name = "path-match"
 
-    def __init__(self, *, min_len: int = 3) -> None:
+    class Params(StageParams):
+        min_len: int = Field(default=3, ge=1)
+        """Shortest path word that counts."""
+
+    def __init__(self, params: PathMatchRetriever.Params | None = None, /, **values: Any) -> None:
         super().__init__()
-        self.tokenize = CodeTokenizer(min_len=min_len)
+        self.params = self.Params.of(params, **values)
+        self.tokenize = CodeTokenizer(min_len=self.params.min_len)
         self._path_words: dict[str, set[str]] = {}
         self._chunks: dict[str, list[str]] = {}
 

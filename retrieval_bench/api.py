@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_bench import registry
-from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.config import BenchmarkConfig, load_config
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.chunker import Chunker
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.run.prepare import (
     build_corpus,

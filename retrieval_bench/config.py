@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     TypeAdapter,
     ValidationError,
     field_validator,
@@ -43,6 +45,7 @@ from pydantic import (
 )
 
 from retrieval_bench.baseline_spec import BaselineSpec
+from retrieval_bench.config_defaults import CANDIDATES, TABLE_K
 from retrieval_bench.config_files import read_mapping
 from retrieval_bench.data_root import check_data_files, expand_data_root
 from retrieval_bench.dataset_spec import DatasetSpec, MetricsSpec  # re-exported
@@ -89,6 +92,7 @@ class AnswererSpec(BaseModel):
 
 class BenchmarkConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    _graph: tuple[tuple[int, ...], StageGraph] | None = PrivateAttr(default=None)
     name: str
     datasets: list[DatasetSpec] = Field(min_length=1)
     chunker: StageSpec = Field(default_factory=lambda: StageSpec(name="ast"))
@@ -97,10 +101,10 @@ class BenchmarkConfig(BaseModel):
     rerankers: list[StageSpec] = Field(default_factory=list)
     """Each reranks one earlier stage (``inputs:``; fusions' too: :mod:`.stage_graph`)."""
     llm: LLMSpec = Field(default_factory=LLMSpec)
-    candidates: int = Field(default=50, gt=0)
+    candidates: int = Field(default=CANDIDATES, gt=0)
     """How many chunks each retriever and fusion returns per query."""
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
-    table_k: int = Field(default=10, gt=0)
+    table_k: int = Field(default=TABLE_K, gt=0)
     """The cut-off shown in the printed per-stage table."""
     table_columns: list[str] | None = None
     """The printed table's metric columns (e.g. ``[Acc@1, Acc@3, MRR]``); None = the default."""
@@ -209,8 +213,14 @@ class BenchmarkConfig(BaseModel):
         return [*self.retrievers, *self.fusions, *self.rerankers]
 
     def stage_graph(self) -> StageGraph:
-        """The stages as a graph, in the order they run (:mod:`.stage_graph`)."""
-        return compile_stages(self.retrievers, self.fusions, self.rerankers)
+        """The stages as a graph, in the order they run (:mod:`.stage_graph`):
+        compiled once, when the config is validated (again only for a copy whose
+        stage lists were replaced, as ``model_copy(update=...)`` does)."""
+        key = tuple(id(s) for s in self.stage_specs())
+        if self._graph is None or self._graph[0] != key:
+            graph = compile_stages(self.retrievers, self.fusions, self.rerankers)
+            self._graph = (key, graph)
+        return self._graph[1]
 
     def fingerprint(self) -> str:
         data = self.results_dump()
@@ -318,7 +328,10 @@ def load_metric_specs(path: Path | str) -> tuple[list[MetricSpec], LLMSpec | Non
 
 
 def load_config(
-    path: Path | str, base_dir: Path | None = None, data_root: Path | None = None
+    path: Path | str,
+    base_dir: Path | None = None,
+    data_root: Path | None = None,
+    edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> BenchmarkConfig:
     """Load YAML (``.yaml``/``.yml``) or TOML (``.toml``).
 
@@ -326,12 +339,16 @@ def load_config(
     file's own folder: a config means the same files whatever directory it is
     run from (``rbench run benchmarks/configs/fixtures.yaml`` from the
     repository root, or ``rbench run fixtures.yaml`` from its folder).
-    ``data_root`` is ``--data-root`` (:mod:`retrieval_bench.data_root`).
+    ``data_root`` is ``--data-root`` (:mod:`retrieval_bench.data_root`); ``edit``
+    changes the file's mapping before it is validated (the command line's
+    overrides: :class:`retrieval_bench.plan.Overrides`).
     """
     path = Path(path)
     data = read_mapping(path, "config file", "benchmark config", "at the top level")
     if "sweep" in data:
         raise ConfigError(f"{path} is a sweep config: use rbench sweep {path}")
+    if edit is not None:
+        data = edit(data)
     return load_parsed(data, path, base_dir or path.resolve().parent, data_root)
 
 

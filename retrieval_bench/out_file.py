@@ -21,12 +21,12 @@ the same folder renamed over it, so a failure midway leaves the old file whole.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_bench.errors import ConfigError
+from retrieval_bench.store.io import write_text_atomically
 
 FORCE_HELP = "replace the output file if it exists (never one of the command's inputs)"
 
@@ -116,32 +116,9 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 def write_atomically(path: str | Path, chunks: Iterable[str]) -> None:
-    """Write the text chunks to ``path`` atomically: a temp file in the same folder,
-    flushed to disk and renamed over ``path`` (through a symlink, onto its target),
-    with the mode of the file it replaces or a new file's. A failure midway leaves
-    the old file whole and no temp file behind. The folder must exist."""
-    target = Path(os.path.realpath(path))
-    mode = _new_file_mode(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _new_file_mode(path: Path) -> int:
-    """The mode ``path`` keeps when replaced, or a new file's (0666 less the umask): a
-    temp file is created 0600, which would hide the output from the user's group."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    """Write the text chunks to ``path`` atomically
+    (:func:`retrieval_bench.store.io.write_text_atomically`): a temp file in the same
+    folder, flushed to disk and renamed over ``path`` (through a symlink, onto its
+    target), with the mode of the file it replaces or a new file's. A failure midway
+    leaves the old file whole and no temp file behind. The folder must exist."""
+    write_text_atomically(path, chunks)

@@ -39,8 +39,8 @@ from typing import Any, TypeAlias
 import numpy as np
 from perf_common import write_result
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.index.embed import SentenceTransformerEmbedder
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.code_segments import SEGMENT_MODES, SegmentBy, segments
 from retrieval_bench.metrics.answer.code_similarity import CosineSimilarity, CrossSimilarity
 

@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench import registry
-from retrieval_bench.chunking.base import chunk_tree
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.chunker import chunk_tree
 from retrieval_bench.index.embed import (
     CachedEmbedder,
     EmbeddingCache,

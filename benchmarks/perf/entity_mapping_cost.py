@@ -34,7 +34,7 @@ from pathlib import Path
 
 from perf_common import machine, write_result  # sibling module: the scripts run standalone
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.gold_functions import definitions
 from retrieval_bench.files import iter_source_files

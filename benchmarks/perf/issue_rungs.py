@@ -36,12 +36,12 @@ from typing import Any
 from perf_common import write_result  # sibling module: the scripts run standalone
 
 from retrieval_bench.chunking.ast import AstChunker
-from retrieval_bench.chunking.base import chunk_tree
+from retrieval_bench.contracts.chunker import chunk_tree
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.rank_fusion.ltr import LTRFusion
 from retrieval_bench.reranking.code_graph import CodeGraphReranker
 from retrieval_bench.retrieval import bm25_index
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.bm25 import BM25Retriever
 from retrieval_bench.retrieval.exact import ExactRetriever
 from retrieval_bench.retrieval.file_bm25 import FileBM25Retriever

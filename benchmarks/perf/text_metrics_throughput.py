@@ -46,7 +46,7 @@ import sacrebleu  # noqa: E402
 from perf_common import write_result  # noqa: E402
 from rouge_score import rouge_scorer  # noqa: E402
 
-from retrieval_bench.metrics.answer.base import MetricBase, Sample  # noqa: E402
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample  # noqa: E402
 from retrieval_bench.metrics.answer.text.bleu import BLEU, clear_token_cache  # noqa: E402
 from retrieval_bench.metrics.answer.text.exact_match import ExactMatch  # noqa: E402
 from retrieval_bench.metrics.answer.text.rouge import Rouge  # noqa: E402

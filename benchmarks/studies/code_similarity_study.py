@@ -218,8 +218,8 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true", help="regenerate the pairs file")
     args = parser.parse_args()
 
+    from retrieval_bench.contracts.answer_metric import Sample
     from retrieval_bench.index.embed import default_embedder
-    from retrieval_bench.metrics.answer.base import Sample
     from retrieval_bench.metrics.answer.code_similarity import CosineSimilarity, CrossSimilarity
 
     pairs = load_pairs(args.rebuild)

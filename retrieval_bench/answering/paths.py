@@ -13,12 +13,18 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from retrieval_bench.answering.references import CodeReference
+__all__ = ["CitedPath", "PathIndex", "PathMatch", "match_path", "normalise_path", "resolve_path"]
 
-__all__ = ["PathIndex", "PathMatch", "match_path", "normalise_path", "resolve_path"]
+
+class CitedPath(Protocol):
+    """What :func:`match_path` reads of a reference: its cited path, if any (a
+    :class:`~retrieval_bench.answering.references.CodeReference`, which imports
+    this module, so it is named here only by what it has)."""
+
+    @property
+    def path(self) -> str | None: ...
 
 
 def normalise_path(path: str) -> str:
@@ -100,7 +106,7 @@ def _as_index(repo_files: Iterable[str] | PathIndex) -> PathIndex:
     return repo_files if isinstance(repo_files, PathIndex) else PathIndex(repo_files)
 
 
-def match_path(ref: CodeReference | str, repo_files: Iterable[str] | PathIndex) -> PathMatch:
+def match_path(ref: CitedPath | str, repo_files: Iterable[str] | PathIndex) -> PathMatch:
     """All repository files ``ref`` (a reference or a path) can mean."""
     path = ref if isinstance(ref, str) else ref.path
     if path is None:
@@ -108,7 +114,7 @@ def match_path(ref: CodeReference | str, repo_files: Iterable[str] | PathIndex) 
     return _as_index(repo_files).match(path)
 
 
-def resolve_path(ref: CodeReference | str, repo_files: Iterable[str] | PathIndex) -> str | None:
+def resolve_path(ref: CitedPath | str, repo_files: Iterable[str] | PathIndex) -> str | None:
     """The one repository path ``ref`` means, or None (not found, or ambiguous — use
     :func:`match_path` to see the candidates). Pass a :class:`PathIndex` when resolving
     many references against one repository."""

@@ -12,8 +12,7 @@ For each file:
 3. A definition that fits becomes a chunk (kind ``function``/``class``/
    ``method``). One that does not becomes a *collapsed* chunk: its own lines
    with the bodies of its nested definitions replaced by ``...`` (Python, the
-   docstring kept) or
-   ``{ ... }`` (brace languages), indentation preserved; kind ``collapsed``.
+   docstring kept) or ``{ ... }`` (brace languages), indentation preserved; kind ``collapsed``.
 4. Each hidden definition is then chunked the same way, recursively, with the
    header line(s) of its parent (``class Foo(Base):``) put before its text. The
    prefix is part of the chunk text and token count; the chunk's start/end
@@ -34,10 +33,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from tree_sitter import Node, Parser
 
-from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.chunking.definition_memo import definition_memo
 from retrieval_bench.chunking.languages import (
     Definition,
@@ -57,8 +56,9 @@ from retrieval_bench.chunking.text import (
     pack,
 )
 from retrieval_bench.chunking.tokenizer import DEFAULT_TOKENIZER, get_tokenizer
+from retrieval_bench.contracts.chunker import Chunker
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.files import SourceFile
-from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.types import Chunk
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,6 @@ _TRIVIAL_BODY = re.compile(rb"^[\s{};]*(\.\.\.|pass)?[\s{};]*$")
 Found = tuple[int, int, Definition]
 
 
-@CHUNKERS.register("ast")
 class AstChunker(Chunker):
     """Structure-aware chunking with a token budget (see module docstring).
 
@@ -80,14 +79,20 @@ class AstChunker(Chunker):
     keeps one tree-sitter parser per language, so use one instance per thread.
     """
 
-    name = "ast"
+    class Params(StageParams):
+        budget: int = 512
+        tokenizer: str = DEFAULT_TOKENIZER
 
-    def __init__(self, *, budget: int = 512, tokenizer: str = DEFAULT_TOKENIZER):
-        if budget < 16:
+    name = "ast"
+    params: AstChunker.Params
+
+    def __init__(self, params: AstChunker.Params | None = None, /, **values: Any) -> None:
+        p = self.params = self.Params.of(params, **values)
+        if p.budget < 16:
             raise ValueError("budget must be at least 16 tokens")
-        self.budget = int(budget)
-        self.tokenizer_name = tokenizer
-        self.tokenizer = get_tokenizer(tokenizer)
+        self.budget = int(p.budget)
+        self.tokenizer_name = p.tokenizer
+        self.tokenizer = get_tokenizer(p.tokenizer)
         self._parsers: dict[str, Parser] = {}
 
     def config(self) -> dict[str, object]:
@@ -99,12 +104,8 @@ class AstChunker(Chunker):
         doc = LineText(source.text, self.tokenizer)
         language = language_for_path(source.path)
         if doc.total_tokens <= self.budget:
-            last = doc.n_lines - 1
-            return [
-                make_chunk(
-                    source.path, language, "file", None, 0, last, source.text, doc.total_tokens
-                )
-            ]
+            last, n = doc.n_lines - 1, doc.total_tokens
+            return [make_chunk(source.path, language, "file", None, 0, last, source.text, n)]
         spec = spec_for_path(source.path)
         run = _FileRun(self, source, doc, language, spec)
         if spec is not None:
@@ -267,9 +268,8 @@ class _FileRun:
         return n_collapsed <= self.budget or 2 * n_collapsed <= n_full
 
     def _windows(self, first: int, last: int, prefix: Prefix, symbol: str | None) -> list[Chunk]:
-        groups = pack(
-            line_pieces(self.doc, first, last), self.budget - prefix.n_tokens, self.tokenizer
-        )
+        pieces = line_pieces(self.doc, first, last)
+        groups = pack(pieces, self.budget - prefix.n_tokens, self.tokenizer)
         return group_chunks(
             groups,
             path=self.path,

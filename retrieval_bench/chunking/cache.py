@@ -1,12 +1,12 @@
 """The content-addressed chunk cache (docs/architecture.md#caches).
 
 A file's chunks depend only on its bytes, the chunker (name and
-:meth:`~retrieval_bench.chunking.base.Chunker.config`, which names the
+:meth:`~retrieval_bench.contracts.chunker.Chunker.config`, which names the
 tokenizer) and what its path decides (the language label and whether a
 tree-sitter grammar parses it). They are stored under that key in one SQLite
 file, without the path, which is re-attached when they are read back: the same
 content can live at several paths, and a chunk id is re-derived for the path
-with :func:`~retrieval_bench.chunking.base.chunk_id`, exactly as the chunker
+with :func:`~retrieval_bench.contracts.chunker.chunk_id`, exactly as the chunker
 made it. A run over many snapshots of one repository so chunks each distinct
 file once. The process also keeps the chunks it read or made last, per cache
 file and key plus path (bounded), so a file unchanged at its path since an
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from retrieval_bench.chunking.base import Chunker, chunk_id
 from retrieval_bench.chunking.languages import language_for_path, spec_for_path
+from retrieval_bench.contracts.chunker import Chunker, chunk_id
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 from retrieval_bench.types import Chunk
@@ -193,7 +193,7 @@ def chunk_tree_cached(
     sources: dict[str, SourceFile] | None = None,
     **walk_options: object,
 ) -> Iterator[Chunk]:
-    """:func:`~retrieval_bench.chunking.base.chunk_tree` with the cache: the same
+    """:func:`~retrieval_bench.contracts.chunker.chunk_tree` with the cache: the same
     chunks in the same order; only files whose key is not cached are chunked. With
     ``sources``, every file the walk read is kept there by path."""
     stats = stats if stats is not None else ChunkStats()

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from retrieval_bench.chunking.base import Chunker
 from retrieval_bench.chunking.cache import chunk_cache_enabled, chunker_key
 from retrieval_bench.chunking.text import LineText, make_chunk
+from retrieval_bench.contracts.chunker import Chunker
 from retrieval_bench.types import Chunk
 
 _DEFINITIONS: dict[tuple[str, str], dict[str, list[tuple[Any, ...]]]] = {}

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_bench.chunking.base import chunk_id
 from retrieval_bench.chunking.tokenizer import Tokenizer, is_safe_cut, token_windows
+from retrieval_bench.contracts.chunker import chunk_id
 from retrieval_bench.types import Chunk
 
 

@@ -10,7 +10,8 @@ M-th token — at a word boundary, never inside a WordPiece word — and
 
 from __future__ import annotations
 
-from retrieval_bench.chunking.base import Chunker
+from typing import Any
+
 from retrieval_bench.chunking.languages import language_for_path
 from retrieval_bench.chunking.text import LineText, make_chunk
 from retrieval_bench.chunking.tokenizer import (
@@ -19,23 +20,29 @@ from retrieval_bench.chunking.tokenizer import (
     is_safe_cut,
     token_windows,
 )
+from retrieval_bench.contracts.chunker import Chunker
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.files import SourceFile
-from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.types import Chunk
 
 
-@CHUNKERS.register("truncate")
 class TruncateChunker(Chunker):
     """``CHUNKERS.create("truncate", max_tokens=512)``."""
 
-    name = "truncate"
+    class Params(StageParams):
+        max_tokens: int = 512
+        tokenizer: str = DEFAULT_TOKENIZER
 
-    def __init__(self, *, max_tokens: int = 512, tokenizer: str = DEFAULT_TOKENIZER):
-        if max_tokens < 1:
+    name = "truncate"
+    params: TruncateChunker.Params
+
+    def __init__(self, params: TruncateChunker.Params | None = None, /, **values: Any) -> None:
+        p = self.params = self.Params.of(params, **values)
+        if p.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
-        self.max_tokens = int(max_tokens)
-        self.tokenizer_name = tokenizer
-        self.tokenizer = get_tokenizer(tokenizer)
+        self.max_tokens = int(p.max_tokens)
+        self.tokenizer_name = p.tokenizer
+        self.tokenizer = get_tokenizer(p.tokenizer)
 
     def config(self) -> dict[str, object]:
         return {"max_tokens": self.max_tokens, "tokenizer": self.tokenizer_name}

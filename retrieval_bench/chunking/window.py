@@ -13,7 +13,8 @@ lines; windows of only blank lines are skipped. All chunks have kind
 
 from __future__ import annotations
 
-from retrieval_bench.chunking.base import Chunker
+from typing import Any
+
 from retrieval_bench.chunking.languages import language_for_path
 from retrieval_bench.chunking.text import LineText, make_chunk
 from retrieval_bench.chunking.tokenizer import (
@@ -22,38 +23,40 @@ from retrieval_bench.chunking.tokenizer import (
     is_safe_cut,
     token_windows,
 )
+from retrieval_bench.contracts.chunker import Chunker
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.files import SourceFile
-from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.types import Chunk
 
 DEFAULT_SIZE = {"tokens": 256, "lines": 50}
 
 
-@CHUNKERS.register("window")
 class WindowChunker(Chunker):
     """``CHUNKERS.create("window", size=256, overlap=32, unit="tokens")``."""
 
-    name = "window"
+    class Params(StageParams):
+        size: int | None = None
+        """Window size in ``unit``s; None: 256 tokens or 50 lines."""
+        overlap: int = 0
+        unit: str = "tokens"
+        tokenizer: str = DEFAULT_TOKENIZER
 
-    def __init__(
-        self,
-        *,
-        size: int | None = None,
-        overlap: int = 0,
-        unit: str = "tokens",
-        tokenizer: str = DEFAULT_TOKENIZER,
-    ):
-        if unit not in DEFAULT_SIZE:
-            raise ValueError(f"unit must be one of {sorted(DEFAULT_SIZE)}, not {unit!r}")
-        self.unit = unit
-        self.size = int(size if size is not None else DEFAULT_SIZE[unit])
-        self.overlap = int(overlap)
+    name = "window"
+    params: WindowChunker.Params
+
+    def __init__(self, params: WindowChunker.Params | None = None, /, **values: Any) -> None:
+        p = self.params = self.Params.of(params, **values)
+        if p.unit not in DEFAULT_SIZE:
+            raise ValueError(f"unit must be one of {sorted(DEFAULT_SIZE)}, not {p.unit!r}")
+        self.unit = p.unit
+        self.size = int(p.size if p.size is not None else DEFAULT_SIZE[p.unit])
+        self.overlap = int(p.overlap)
         if self.size < 1:
             raise ValueError("size must be at least 1")
         if not 0 <= self.overlap < self.size:
             raise ValueError("overlap must be >= 0 and smaller than size")
-        self.tokenizer_name = tokenizer
-        self.tokenizer = get_tokenizer(tokenizer)
+        self.tokenizer_name = p.tokenizer
+        self.tokenizer = get_tokenizer(p.tokenizer)
 
     def config(self) -> dict[str, object]:
         return {

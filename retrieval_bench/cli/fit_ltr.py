@@ -21,6 +21,13 @@ from typing import Any
 from retrieval_bench.cli.common import EXIT_OK, workspace
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.out_file import FORCE_HELP, out_file
+from retrieval_bench.store.run_folder import (
+    CONFIG_FILE,
+    QUERIES_FILE,
+    ResultsFileError,
+    read_run_config,
+)
+from retrieval_bench.store.stored_config import StoredConfig
 
 
 def cmd_fit_ltr(args: argparse.Namespace) -> int:
@@ -30,7 +37,7 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
     run_dirs = []
     for run_id in args.run_ids:
         run_dir = Path(run_id) if Path(run_id).is_dir() else results / run_id
-        if not (run_dir / "queries.jsonl").exists():
+        if not (run_dir / QUERIES_FILE).exists():
             raise ConfigError(
                 f"fit-ltr: {run_id}: no stored run folder with queries.jsonl under {results}"
             )
@@ -59,17 +66,16 @@ def _run_inputs(run_dir: Path) -> list[tuple[Path, str]]:
     files of its datasets (an unreadable ``config.json`` is left to
     :func:`~retrieval_bench.rank_fusion.ltr_fit.load_training` to report)."""
     run = run_dir.name
-    found = [(run_dir / "config.json", f"run {run}'s config.json"),
-             (run_dir / "queries.jsonl", f"run {run}'s queries.jsonl")]  # fmt: skip
+    found = [(run_dir / CONFIG_FILE, f"run {run}'s {CONFIG_FILE}"),
+             (run_dir / QUERIES_FILE, f"run {run}'s {QUERIES_FILE}")]  # fmt: skip
     found += [(p, f"run {run}'s TREC run {p.relative_to(run_dir)}")
               for p in sorted((run_dir / "runs").glob("*/*.trec"))]  # fmt: skip
     try:
-        cfg = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        datasets = cfg["config"]["datasets"]
-        found += [(Path(d["questions"]), f"run {run}'s questions file")
-                  for d in datasets if d.get("questions")]  # fmt: skip
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
+        datasets = StoredConfig.from_saved(read_run_config(run_dir)).datasets
+    except ResultsFileError:
+        datasets = []
+    questions = [q for d in datasets if isinstance(q := d.get("questions"), str) and q]
+    found += [(Path(q), f"run {run}'s questions file") for q in questions]
     return found
 
 

@@ -27,7 +27,7 @@ def add_walk_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _chunker_from_args(args: argparse.Namespace) -> Any:
-    from retrieval_bench import registry
+    from retrieval_bench.contracts import registry
 
     params: dict[str, Any] = {}
     if args.budget:

@@ -26,7 +26,7 @@ from retrieval_bench.cli.sweep import cmd_sweep, cmd_sweeps
 from retrieval_bench.out_file import FORCE_HELP
 
 if TYPE_CHECKING:
-    from retrieval_bench.registry import Kind
+    from retrieval_bench.contracts.registry import Kind
 
 DESCRIPTION = "rbench: measure and tune retrieval over codebases, stage by stage."
 TABLE_FORMATS = ("text", "csv", "markdown")
@@ -75,7 +75,7 @@ class _RegistryNames(Sequence[str]):
         self.kind: Kind = kind
 
     def _names(self) -> list[str]:
-        from retrieval_bench import registry
+        from retrieval_bench.contracts import registry
 
         return registry.names(self.kind)
 

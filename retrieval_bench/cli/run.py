@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_bench.cli.common import EXIT_OK, loads_line, reporter, workspace
 
+if TYPE_CHECKING:
+    from retrieval_bench.plan import Overrides
+
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from retrieval_bench.config import load_config
     from retrieval_bench.harness.run.level_tables import format_level_tables
     from retrieval_bench.harness.run.report import (
         count_noun,
@@ -28,19 +30,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         stage_columns,
     )
     from retrieval_bench.harness.run.runner import run_benchmark
+    from retrieval_bench.plan import load_plan
 
-    cfg = load_config(args.config, data_root=args.data_root)
-    if args.k is not None:  # the printed cut-off; computed too if the config does not
-        cfg.table_k = args.k
-        if args.k not in cfg.metrics.ks:
-            cfg.metrics.ks = sorted({*cfg.metrics.ks, args.k})
-    if args.split:
-        for ds in cfg.datasets:
-            ds.split = args.split
-    if args.limit is not None:
-        for ds in cfg.datasets:
-            ds.limit = args.limit
-    apply_executor_options(cfg, args)
+    # the command line's overrides go into the config before it is checked, never after
+    plan = load_plan(args.config, overrides(args), data_root=args.data_root)
+    cfg = plan.config
 
     def announce(ds: Any) -> None:
         # --json keeps stdout for the JSON alone; the warnings still go to stderr
@@ -57,7 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a line per dataset and stage, counts and ETA for the index and LLM calls (stderr)
     with reporter(enabled=not args.json) as progress:
         result = run_benchmark(
-            cfg, workspace(args), progress=progress, on_dataset=announce, resume=args.resume
+            plan, workspace(args), progress=progress, on_dataset=announce, resume=args.resume
         )
     answers = result.answer_stage.summary() if result.answer_stage is not None else None
     if args.json:
@@ -122,23 +116,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def apply_executor_options(cfg: Any, args: argparse.Namespace) -> None:
-    """``--executor``, ``--jobs`` and ``--ray-address`` over the config's ``executor:``;
-    ``--keep-llm-server`` sets ``llm.keep_server``."""
-    from retrieval_bench.config import ExecutorSpec
+def overrides(args: argparse.Namespace) -> Overrides:
+    """What ``rbench run``'s options change in the config (:class:`Overrides`)."""
+    from retrieval_bench.plan import Overrides
 
-    if getattr(args, "keep_llm_server", False):
-        cfg.llm.keep_server = True
-
-    spec = cfg.executor.model_dump()
-    if args.ray_address:
-        spec.update(name="ray", address=args.ray_address)
-    if args.executor:
-        spec["name"] = args.executor
-        if args.executor != "ray":
-            spec["address"] = None
-    if args.jobs is not None:
-        spec["jobs"] = args.jobs
-        if not args.executor and not args.ray_address and spec["name"] == "serial":
-            spec["name"] = "processes"
-    cfg.executor = ExecutorSpec.model_validate(spec)
+    return Overrides(
+        table_k=getattr(args, "k", None),
+        split=getattr(args, "split", None) or None,
+        limit=getattr(args, "limit", None),
+        executor=args.executor,
+        jobs=args.jobs,
+        ray_address=args.ray_address,
+        keep_llm_server=getattr(args, "keep_llm_server", False),
+    )

@@ -42,6 +42,7 @@ from retrieval_bench.store.db import (
     UnknownRunError,
 )
 from retrieval_bench.store.owner import describe_owner
+from retrieval_bench.store.stored_config import StoredConfig
 from retrieval_bench.workspace import Workspace
 
 
@@ -139,7 +140,7 @@ def _rebuild(ws: Workspace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Run ``rbench show RUN_ID``: the table on stdout, notes for a reader after it."""
     from retrieval_bench.harness.compare.paired import decode
-    from retrieval_bench.harness.run.level_tables import format_level_tables, stored_levels
+    from retrieval_bench.harness.run.level_tables import format_level_tables
     from retrieval_bench.harness.run.report import (
         answer_aggregates,
         failed_note,
@@ -170,24 +171,25 @@ def cmd_show(args: argparse.Namespace) -> int:
     title = f"{run.name} [{args.subset}] run {run.id} ({run.status})"
     paired_k_note: str | None = None
     levels: list[str] = []  # the module- and function-level tables, when the run has them
-    if run.config.get("kind") == "eval":  # an `rbench eval` run: its answer metrics
+    stored = StoredConfig.of(run.config)
+    if stored.is_eval:  # an `rbench eval` run: its answer metrics
         cols = list(dict.fromkeys(m for row in table.values() for m in row))
     else:
-        k = _show_k(run.id, run.config, args.k)
-        cols = stage_columns(k, run.config.get("metrics", {}).get("budgets", [8000]))
-        table_k = int(run.config.get("table_k", 10))
+        k = _show_k(run.id, stored, args.k)
+        cols = stage_columns(k, stored.budgets)
+        table_k = stored.table_k
         if k != table_k and any(f"Lost@{k}" in row for row in table.values()):
             cols = [f"Lost@{k}" if c == "lost" else c for c in cols]  # "lost" is at table_k
         title += f" k={k}"
         table, paired_k_note = _paired_at_k(db, run, table, k, subset, args.baseline, args.metric)
         if args.format != "csv":  # a CSV stays the one stage table
-            ks, names = stored_levels(run.config)
+            ks, names = stored.ks, stored.levels
             stages = [s for s in order if s in table and s != "answer"]
             heading = f"{run.name} [{args.subset}]"
             levels = format_level_tables(table, stages, ks, k, names, heading, args.format)
-    answer_row = table.pop("answer", None) if run.config.get("kind") != "eval" else None
+    answer_row = table.pop("answer", None) if not stored.is_eval else None
     shown = [s for s in order if s in table]
-    paired = run.config.get("kind") != "eval"  # the paired columns, when the run stored them
+    paired = not stored.is_eval  # the paired columns, when the run stored them
     rendered = format_table(table, cols, shown, title, args.format, paired=paired)
     note = failed_note(failed, total or 0)
     if note and args.format == "markdown":  # a report: it says so below its table (as run's)
@@ -229,7 +231,7 @@ def _stored_subset(db: ResultsDB, run: RunRecord, subset: str) -> str:
     stored = db.subsets(run.id)
     if subset in stored or (subset == "all" and not stored):
         return subset
-    names = [d.get("name") for d in run.config.get("datasets") or [] if isinstance(d, dict)]
+    names = StoredConfig.of(run.config).dataset_names
     if len(names) == 1 and subset == f"dataset={names[0]}" and "all" in stored:
         return "all"
     raise ConfigError(
@@ -257,7 +259,8 @@ def _paired_at_k(
     from retrieval_bench.harness.compare import paired
 
     view = paired.decode(table)
-    table_k = int(run.config.get("table_k", 10))
+    stored = StoredConfig.of(run.config)
+    table_k = stored.table_k
     at_k = view is not None and k != table_k and view.metric.endswith(f"@{table_k}")
     if not at_k and baseline is None and metric is None:
         return table, None
@@ -274,7 +277,7 @@ def _paired_at_k(
             f"run; rbench show {run.id} --baseline/--metric without --subset shows them"
         )
     stages = [s for s in plain if s != ANSWER_STAGE]
-    default_stage, default_metric = paired.resolve_baseline(run.config)
+    default_stage, default_metric = paired.resolve_baseline(stored)
     base = baseline or (view.baseline if view is not None else default_stage)
     if base not in stages:
         raise ConfigError(f"--baseline {base!r} is not a stage of run {run.id}: {stages}")
@@ -285,7 +288,7 @@ def _paired_at_k(
     per_query = {s: db.query_metrics(run.id, s) for s in stages}
     if not any(metric in row for rows in per_query.values() for row in rows.values()):
         raise ConfigError(f"--metric {metric!r}: run {run.id} stored no such per-query metric")
-    inputs = paired.fusion_inputs(run.config)
+    inputs = paired.fusion_inputs(stored)
     redone = paired.paired_view(per_query, stages, base, metric, inputs)
     if redone is not None:
         for stage, entries in paired.encode(redone).items():
@@ -293,13 +296,13 @@ def _paired_at_k(
     return plain, None
 
 
-def _show_k(run_id: str, config: dict[str, Any], wanted: int | None) -> int:
+def _show_k(run_id: str, config: StoredConfig, wanted: int | None) -> int:
     """The cut-off ``rbench show`` prints: ``wanted`` if the run computed it (else a
     ConfigError listing the ks it has), by default the run's ``table_k``."""
-    default = int(config.get("table_k", 10))
+    default = config.table_k
     if wanted is None:
         return default
-    available = sorted({default, *(int(k) for k in config.get("metrics", {}).get("ks", []))})
+    available = sorted({default, *config.ks})
     if wanted not in available:
         raise ConfigError(
             f"run {run_id} has no metrics at k={wanted}; it computed k = "

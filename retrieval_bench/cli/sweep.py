@@ -17,16 +17,14 @@ from retrieval_bench.cli.common import EXIT_OK, reporter, workspace
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from retrieval_bench.cli.run import apply_executor_options
+    from retrieval_bench.cli.run import overrides
     from retrieval_bench.sweep.grid import expand
     from retrieval_bench.sweep.runner import run_sweep
     from retrieval_bench.sweep.spec import load_sweep_config
 
-    base, spec = load_sweep_config(args.config, data_root=args.data_root)
-    if args.limit is not None:  # before the grid is expanded: every cell takes it
-        for ds in base.datasets:
-            ds.limit = args.limit
-    apply_executor_options(base, args)
+    # --limit, --jobs, ... go into the base before it is checked; every cell takes them
+    edit = overrides(args).apply
+    base, spec = load_sweep_config(args.config, data_root=args.data_root, edit=edit)
     cells = expand(base, spec, args.max_cells, source=str(args.config))
     with reporter(enabled=not args.json) as progress:
         result = run_sweep(base, spec, cells, workspace(args), progress, resume=args.resume)

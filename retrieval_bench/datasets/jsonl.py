@@ -25,7 +25,7 @@ from typing import Any
 
 from retrieval_bench.errors import DatasetError
 from retrieval_bench.identifiers import entity_problem, repo_path_problem
-from retrieval_bench.out_file import write_atomically
+from retrieval_bench.store.io import write_text_atomically
 from retrieval_bench.types import Example, Span
 
 CORE_KEYS = (
@@ -250,15 +250,16 @@ def example_lines(examples: Iterable[Example]) -> Iterator[str]:
 
 
 def write_examples(path: str | Path, examples: Iterable[Example]) -> None:
-    """Write examples as JSONL, atomically (:func:`~retrieval_bench.out_file.write_atomically`:
-    a temp file in the same folder renamed over ``path``, with the mode of the file
-    it replaces or a new file's): a failure midway leaves the old file whole.
+    """Write examples as JSONL, atomically
+    (:func:`~retrieval_bench.store.io.write_text_atomically`: a temp file in the same
+    folder renamed over ``path``, with the mode of the file it replaces or a new
+    file's): a failure midway leaves the old file whole.
     Whether ``path`` may be written is the caller's decision: ``rbench dataset``
     writes through :class:`~retrieval_bench.out_file.OutFile` instead, which
     refuses an existing file without ``--force``, an input and a missing folder."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, example_lines(examples))
+    write_text_atomically(path, example_lines(examples))
 
 
 def dataset_fingerprint(examples: Iterable[Example]) -> str:

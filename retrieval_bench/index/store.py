@@ -14,7 +14,8 @@ Layout under ``uri`` (a local folder, ``lancedb.connect(uri)``): one table
 the embedder, the tokenizer, per-file sha256, skipped files and ``built_at``.
 
 **Interrupted builds.** A build or update writes a *new* table and only at
-the very end atomically replaces the manifest (temp file + ``os.replace``);
+the very end atomically replaces the manifest
+(:func:`~retrieval_bench.store.io.write_text_atomically`);
 older tables are dropped after the switch. Until then the previous manifest
 still names the previous, complete table, so an exception, Ctrl-C or crash
 mid-build leaves the old index answering queries.
@@ -35,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import re
 import time
 import uuid
@@ -49,13 +49,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from retrieval_bench.chunking.base import Chunker
+from retrieval_bench.contracts.chunker import Chunker
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import IndexBuildError
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.index.build_stats import BuildStats
 from retrieval_bench.index.damage import open_table, read_table
 from retrieval_bench.index.embed import Embedder, text_hash
+from retrieval_bench.store.io import write_text_atomically
 from retrieval_bench.types import Chunk
 
 try:  # advisory file lock on POSIX; elsewhere concurrent builds are not serialised
@@ -328,9 +329,7 @@ class CodebaseIndex:
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "search": "exact (flat) cosine",
         }
-        tmp = self.manifest_path.with_name(f".{self.manifest_path.name}.{build_id}.tmp")
-        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.manifest_path)
+        write_text_atomically(self.manifest_path, json.dumps(manifest, indent=1, sort_keys=True))
         self._drop_stale(keep=table_name)
         return table_name
 

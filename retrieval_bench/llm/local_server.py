@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from retrieval_bench.errors import RBenchError
+from retrieval_bench.store.io import write_text_atomically
 from retrieval_bench.workspace import Workspace
 
 MODEL_ALIAS = "smollm2"
@@ -250,9 +251,7 @@ class LocalServer:
         )
 
     def _write_state(self, st: ServerState) -> None:
-        tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(st)))
-        os.replace(tmp, self.state_path)
+        write_text_atomically(self.state_path, json.dumps(asdict(st)))
 
     def stop(self, timeout_s: float = 10.0) -> bool:
         """Stop the recorded server, whoever started or holds it; True if one was running."""

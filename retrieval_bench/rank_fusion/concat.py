@@ -14,9 +14,10 @@ Scores carry no information beyond the order: the chunk at 1-based position
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from retrieval_bench.rank_fusion.base import Fusion, query_ids
-from retrieval_bench.registry import FUSIONS
+from retrieval_bench.contracts.fusion import Fusion, query_ids
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.types import Run
 
 
@@ -43,11 +44,15 @@ def interleave(lists: Sequence[Sequence[str]], k: int) -> list[str]:
     return out
 
 
-@FUSIONS.register("concat")
 class ConcatFusion(Fusion):
     """Round-robin interleaving of the runs, de-duplicated (see module doc)."""
 
-    def __init__(self, *, name: str = "concat") -> None:
+    params: StageParams
+
+    def __init__(
+        self, params: StageParams | None = None, /, *, name: str = "concat", **values: Any
+    ) -> None:
+        self.params = self.Params.of(params, **values)
         super().__init__()
         self.name = name
 

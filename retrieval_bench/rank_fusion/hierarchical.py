@@ -13,8 +13,8 @@ did not rank stays as ``file:<path>`` (its chunks in source order when scored).
 So the file-level measures equal the file input's (files keep their order) and
 only the order within files changes. ``inputs: [files, chunks]``, in that order;
 the harness does not lift the chunk input to files (``lifts_inputs``). Those roles
-and ``per_file`` are checked with the config, before any work
-(:meth:`HierarchicalFusion.check_config`): one or three inputs, a second input that
+(:meth:`HierarchicalFusion.check_config`) and ``per_file`` (its ``Params``) are
+checked with the config, before any work: one or three inputs, a second input that
 ranks files (the roles reversed, or two file rankers: no chunk would be placed) or
 ``per_file`` below 1 would otherwise fail every question of a run that says ``done``.
 A chunk ranker as the first input is allowed: its files rank by their best chunk.
@@ -25,18 +25,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import field_validator
+
+from retrieval_bench.contracts.fusion import Fusion, query_ids
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.stage import Ranks
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.rank_fusion.base import Fusion, query_ids
-from retrieval_bench.registry import FUSIONS
 from retrieval_bench.runs.file_ids import doc_path, file_id, file_path
-from retrieval_bench.stage import Ranks
 from retrieval_bench.types import Run
-
-
-def _check_per_file(per_file: object) -> None:
-    ok = per_file is None or (isinstance(per_file, int) and not isinstance(per_file, bool))
-    if not ok or (per_file is not None and per_file < 1):  # type: ignore[operator]
-        raise ConfigError(f"hierarchical: per_file must be an integer >= 1, not {per_file!r}")
 
 
 def check_roles(inputs: Sequence[tuple[str, Ranks | None]]) -> None:
@@ -61,7 +57,6 @@ def check_roles(inputs: Sequence[tuple[str, Ranks | None]]) -> None:
     )
 
 
-@FUSIONS.register("hierarchical")
 class HierarchicalFusion(Fusion):
     """Files of the first input, chunks of the second within each (module doc).
 
@@ -73,18 +68,40 @@ class HierarchicalFusion(Fusion):
     lifts_inputs = False
     ranks = "chunks"
 
-    def __init__(self, *, per_file: int | None = None, name: str = "hierarchical") -> None:
-        _check_per_file(per_file)
+    class Params(StageParams):
+        per_file: int | None = None
+
+        @field_validator("per_file", mode="before")
+        @classmethod
+        def _integer_from_one(cls, per_file: object) -> object:
+            ok = per_file is None or (isinstance(per_file, int) and not isinstance(per_file, bool))
+            if not ok or (isinstance(per_file, int) and per_file < 1):
+                raise ValueError(
+                    f"hierarchical: per_file must be an integer >= 1, not {per_file!r}"
+                )
+            return per_file
+
+    params: HierarchicalFusion.Params
+
+    def __init__(
+        self,
+        params: HierarchicalFusion.Params | None = None,
+        /,
+        *,
+        name: str = "hierarchical",
+        **values: Any,
+    ) -> None:
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
-        self.per_file = per_file
+        self.per_file = p.per_file
         self.name = name
 
     @classmethod
     def check_config(
         cls, params: Mapping[str, Any], inputs: Sequence[tuple[str, Ranks | None]]
     ) -> None:
-        """``per_file`` and the roles of the inputs (module doc), with the config."""
-        _check_per_file(params.get("per_file"))
+        """The roles of the inputs (module doc), with the config (``per_file`` is
+        checked by :class:`Params`)."""
         check_roles(inputs)
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:

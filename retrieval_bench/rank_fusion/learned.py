@@ -40,13 +40,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import field_validator
 
+from retrieval_bench.contracts.fusion import Fusion, query_ids
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.metrics.retrieval.spans import overlaps
-from retrieval_bench.rank_fusion.base import Fusion, query_ids
 from retrieval_bench.rank_fusion.normsum import minmax
-from retrieval_bench.registry import FUSIONS
 from retrieval_bench.runs.file_ids import file_path
 from retrieval_bench.types import Example, Run
 
@@ -110,7 +111,6 @@ def relevance_label(example: Example, cid: str, corpus: Corpus) -> float:
     return float(chunk.path in example.gold_files)
 
 
-@FUSIONS.register("learned")
 class LearnedFusion(Fusion):
     """Logistic regression over per-source features (see module doc).
 
@@ -123,21 +123,29 @@ class LearnedFusion(Fusion):
 
     trainable = True
 
+    class Params(StageParams):
+        C: int | float = 1.0  # scikit-learn's name; an int stays one (to_dict writes it)
+        max_iter: int = 1000
+        random_state: int = 0
+
+        @field_validator("C")
+        @classmethod
+        def _positive(cls, C: float) -> float:
+            if C <= 0:
+                raise ValueError(f"learned: C must be > 0, not {C}")
+            return C
+
+    params: LearnedFusion.Params
+
     def __init__(
-        self,
-        *,
-        C: float = 1.0,  # scikit-learn's name for it
-        max_iter: int = 1000,
-        random_state: int = 0,
-        name: str = "learned",
+        self, params: LearnedFusion.Params | None = None, /, *, name: str = "learned", **values: Any
     ) -> None:
-        if C <= 0:
-            raise ConfigError(f"learned: C must be > 0, not {C}")
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
         self.name = name
-        self.C = C
-        self.max_iter = max_iter
-        self.random_state = random_state
+        self.C = p.C
+        self.max_iter = p.max_iter
+        self.random_state = p.random_state
         self.sources: list[str] = []
         self._mean: FloatArray | None = None
         self._scale: FloatArray | None = None
@@ -289,7 +297,7 @@ class LearnedFusion(Fusion):
             sources = [str(s) for s in data["sources"]]
             arrays = [np.asarray(data[key], dtype=np.float64) for key in ("mean", "scale", "coef")]
             intercept = float(data["intercept"])
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, ConfigError) as exc:
             raise ConfigError(f"learned: malformed saved model: {exc}") from exc
         names = feature_names(sources)
         if list(data.get("feature_names", names)) != names or any(

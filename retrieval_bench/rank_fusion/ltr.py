@@ -34,18 +34,19 @@ import stat
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import field_validator
 
+from retrieval_bench.contracts.fusion import Fusion, query_ids
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.rank_fusion.base import Fusion, query_ids
 from retrieval_bench.rank_fusion.lambdamart import KIND as LAMBDARANK
 from retrieval_bench.rank_fusion.lambdamart import LambdaMARTModel
 from retrieval_bench.rank_fusion.ltr_features import feature_names, file_features, lift_to_files
-from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]
@@ -242,7 +243,6 @@ def fuse_with(
     return Run(name, fused).truncated(k), counts
 
 
-@FUSIONS.register("ltr")
 class LTRFusion(Fusion):
     """Score files with a model fitted by ``rbench fit-ltr`` (module doc).
 
@@ -257,11 +257,24 @@ class LTRFusion(Fusion):
     needs_queries = True
     ranks = "files"
 
-    def __init__(self, *, model_file: str, name: str = "ltr") -> None:
+    class Params(StageParams):
+        model_file: str
+
+        @field_validator("model_file", mode="before")
+        @classmethod
+        def _path_as_text(cls, model_file: object) -> object:
+            return str(model_file) if isinstance(model_file, PurePath) else model_file
+
+    params: LTRFusion.Params
+
+    def __init__(
+        self, params: LTRFusion.Params | None = None, /, *, name: str = "ltr", **values: Any
+    ) -> None:
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
         self.name = name
-        self.model_file = str(model_file)
-        self.model = LTRModel.load(model_file)
+        self.model_file = p.model_file
+        self.model = LTRModel.load(p.model_file)
         self.queries: Mapping[str, str] = {}
         """The questions' text by id (the harness sets it: ``needs_queries``)."""
         self.scored_by: dict[str, int] = {}

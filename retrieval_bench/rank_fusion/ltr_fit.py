@@ -3,9 +3,11 @@
 Training data are the per-stage TREC runs of stored benchmark runs
 (``results/<run>/runs/<dataset>/<stage>.trec``) and their questions' gold files
 (``queries.jsonl``, after any gold remapping), optionally restricted to one split
-(the row's ``split``, or the dataset's ``hash_split`` when the run set one). Every
-candidate file of every question is one row (features:
-:mod:`retrieval_bench.rank_fusion.ltr_features`), labelled 1 when it is a gold file.
+(the row's ``split``, or the dataset's ``hash_split`` when the run set one):
+:func:`~retrieval_bench.rank_fusion.ltr_data.load_training` reads them through the
+store's run-folder reader. Every candidate file of every question is one row
+(features: :mod:`retrieval_bench.rank_fusion.ltr_features`), labelled 1 when it is
+a gold file.
 
 Fitting: scikit-learn's ``LogisticRegression`` (L2, lbfgs,
 ``class_weight="balanced"``, ``random_state`` fixed) on standardised features.
@@ -26,129 +28,19 @@ import math
 import os
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.identifiers import inside
-from retrieval_bench.out_file import write_atomically
 from retrieval_bench.rank_fusion.ltr import FORMAT, LinearModel, LTRModel, RankModel
-from retrieval_bench.rank_fusion.ltr_features import file_features, lift_to_files
-from retrieval_bench.rank_fusion.ltr_selection import (
-    dataset_of,
-    objective_measure,
-    selection_check,
-)
+from retrieval_bench.rank_fusion.ltr_data import TrainingSet, load_training
+from retrieval_bench.rank_fusion.ltr_selection import objective_measure, selection_check
 from retrieval_bench.runs.file_ids import doc_path
-from retrieval_bench.store.trec import read_run
-from retrieval_bench.types import Run
+from retrieval_bench.store.io import write_text_atomically
 
 FloatArray = npt.NDArray[np.float64]
-
-
-@dataclass
-class TrainingSet:
-    """Questions with their gold files and the lifted (file-level) runs per source."""
-
-    sources: list[str]
-    gold: dict[str, frozenset[str]] = field(default_factory=dict)
-    runs: dict[str, Run] = field(default_factory=dict)
-    queries: dict[str, str] = field(default_factory=dict)
-    """Question id → its text (for ``query_features``)."""
-    query_features: bool = False
-    """Add the question-and-path features (``ltr_features.QUERY_FEATURES``)."""
-    datasets: dict[str, str] = field(default_factory=dict)
-    """Question id → the dataset it came from (the folds of ``--cross-fit dataset``)."""
-    origins: list[dict[str, Any]] = field(default_factory=list)
-    """Per stored run: its id, datasets, fingerprints and how many questions it gave."""
-    _features: dict[str, tuple[list[str], FloatArray]] = field(
-        default_factory=dict, init=False, repr=False
-    )
-
-    def features(self, query_id: str) -> tuple[list[str], FloatArray]:
-        """Candidate files and feature rows of one question, computed once (the full
-        model and every fold's model read the same rows)."""
-        if query_id not in self._features:
-            text = self.queries.get(query_id, "") if self.query_features else None
-            self._features[query_id] = file_features(self.runs, self.sources, query_id, text)
-        return self._features[query_id]
-
-    def dataset_of(self, query_id: str) -> str:
-        """The question's dataset (recorded by :func:`load_training`, else the ``name:``
-        prefix of its id)."""
-        return self.datasets.get(query_id) or dataset_of(query_id)
-
-    @property
-    def query_ids(self) -> list[str]:
-        return sorted(self.gold)
-
-
-def load_training(
-    run_dirs: Sequence[Path], sources: Sequence[str], split: str | None = None
-) -> TrainingSet:
-    """Gather the questions of stored runs that ran every one of ``sources``."""
-    from retrieval_bench.datasets.splits import question_splits
-
-    if not sources:
-        raise ConfigError("fit-ltr: name at least one source stage (--sources)")
-    data = TrainingSet(sorted(sources))
-    per_source: dict[str, dict[str, dict[str, float]]] = {s: {} for s in data.sources}
-    for run_dir in run_dirs:
-        cfg = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        datasets = {d["name"]: d for d in cfg["config"]["datasets"]}
-        keep: dict[str, frozenset[str]] = {}
-        with open(run_dir / "queries.jsonl", encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        splits: dict[str, dict[str, str]] = {}
-        for row in rows:
-            ds = row["dataset"]
-            if split is not None and ds not in splits:
-                spec = datasets[ds]
-                splits[ds] = question_splits(Path(spec["questions"]), spec.get("hash_split"))
-            qid = row["query_id"]
-            bare = qid.split(":", 1)[1] if qid.startswith(f"{ds}:") else qid
-            if split is not None and splits[ds].get(bare) != split:
-                continue
-            if row["gold_files"]:
-                keep[qid] = frozenset(row["gold_files"])
-                data.datasets[qid] = ds
-                data.queries[qid] = str(row.get("query", ""))
-        for ds in datasets:
-            for s in data.sources:
-                try:
-                    trec = inside(run_dir / "runs", ds, s, suffix=".trec")
-                except ValueError as exc:
-                    raise ConfigError(f"fit-ltr: {exc}") from None
-                if not trec.exists():
-                    raise ConfigError(
-                        f"fit-ltr: run {run_dir.name} has no stage {s!r} for dataset {ds} "
-                        f"({trec} missing)"
-                    )
-                lifted = lift_to_files(read_run(trec, s))
-                for q, docs in lifted.scores.items():
-                    if q in keep:
-                        per_source[s][q] = docs
-        clash = sorted(set(keep) & set(data.gold))
-        if clash:
-            raise ConfigError(f"fit-ltr: question ids repeat across runs: {clash[:3]}")
-        data.gold.update(keep)
-        prov = cfg.get("provenance", {})
-        data.origins.append({
-            "run": run_dir.name,
-            "datasets": sorted(datasets),
-            "dataset_fingerprint": prov.get("dataset_fingerprint"),
-            "config_fingerprint": prov.get("config_fingerprint"),
-            "git_commit": prov.get("git_commit"),
-            "questions": len(keep),
-        })  # fmt: skip
-    if not data.gold:
-        raise ConfigError(f"fit-ltr: no labelled question in the runs (split {split!r})")
-    data.runs = {s: Run(s, per_source[s]) for s in data.sources}
-    return data
 
 
 def fold_of(query_id: str, folds: int) -> int:
@@ -344,7 +236,7 @@ def write_model(model: LTRModel, path: Path) -> None:
     check_model_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, [model_text(model)])
+        write_text_atomically(path, model_text(model))
     except OSError as exc:
         blocking = next((p for p in path.parents if p.is_file()), None)
         why = f"{blocking} is a file, not a folder" if blocking else exc.strerror or str(exc)

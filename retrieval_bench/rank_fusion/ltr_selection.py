@@ -13,7 +13,7 @@ questions were scored by a model that never saw that repository).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,18 +29,11 @@ from retrieval_bench.metrics.retrieval.ranking import (
     reciprocal_rank,
     success,
 )
+from retrieval_bench.rank_fusion.ltr_data import TrainingSet
 from retrieval_bench.runs.file_ids import file_id
-
-if TYPE_CHECKING:
-    from retrieval_bench.rank_fusion.ltr_fit import TrainingSet
 
 FloatArray = npt.NDArray[np.float64]
 OBJECTIVES = ("Acc@k", "Hit@k", "R@k", "MRR")
-
-
-def dataset_of(query_id: str) -> str:
-    """The dataset of a stored question id (``dataset:id`` in runs of several datasets)."""
-    return query_id.split(":", 1)[0] if ":" in query_id else ""
 
 
 _MEASURES: dict[str, Callable[[Judged, int], FloatArray]] = {

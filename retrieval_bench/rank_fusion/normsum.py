@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from retrieval_bench.errors import ConfigError
-from retrieval_bench.rank_fusion.base import Fusion, query_ids, resolve_weights
-from retrieval_bench.registry import FUSIONS
+from pydantic import field_validator
+
+from retrieval_bench.contracts.fusion import Fusion, query_ids, resolve_weights
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.types import Run
 
 
@@ -71,7 +73,6 @@ NORMALISERS: dict[str, Callable[[Mapping[str, float]], dict[str, float]]] = {
 }
 
 
-@FUSIONS.register("normsum")
 class NormSumFusion(Fusion):
     """Weighted sum of per-source normalised scores.
 
@@ -81,19 +82,27 @@ class NormSumFusion(Fusion):
         name: the name of the fused run.
     """
 
+    class Params(StageParams):
+        norm: str = "minmax"
+        weights: dict[str, float] | None = None
+
+        @field_validator("norm", mode="before")
+        @classmethod
+        def _known_norm(cls, norm: object) -> object:
+            if not isinstance(norm, str) or norm not in NORMALISERS:
+                raise ValueError(f"normsum: norm {norm!r} is not one of {', '.join(NORMALISERS)}")
+            return norm
+
+    params: NormSumFusion.Params
+
     def __init__(
-        self,
-        *,
-        norm: str = "minmax",
-        weights: Mapping[str, float] | None = None,
-        name: str = "normsum",
+        self, params: NormSumFusion.Params | None = None, /, *, name: str = "normsum", **values: Any
     ) -> None:
-        if norm not in NORMALISERS:
-            raise ConfigError(f"normsum: norm {norm!r} is not one of {', '.join(NORMALISERS)}")
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
         self.name = name
-        self.norm = norm
-        self.weights = dict(weights) if weights else None
+        self.norm = p.norm
+        self.weights = dict(p.weights) if p.weights else None
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:
         """Fuse ``runs`` into the top ``k`` chunks per query."""

@@ -35,21 +35,28 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from pydantic import (
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
+
+from retrieval_bench.contracts.fusion import Fusion
+from retrieval_bench.contracts.params import StageParams, params_error
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.measures import parse_measure
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
-from retrieval_bench.rank_fusion.base import Fusion
 from retrieval_bench.rank_fusion.learned import NOT_FITTED
 from retrieval_bench.rank_fusion.normsum import NormSumFusion
 from retrieval_bench.rank_fusion.rrf import RRFFusion
 from retrieval_bench.rank_fusion.vote import VoteFusion
-from retrieval_bench.registry import FUSIONS
 from retrieval_bench.types import Example, Run
 
 DEFAULT_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 K_RRF_GRID: tuple[float, ...] = (10.0, 30.0, 60.0, 100.0)
-BASES: dict[str, Callable[..., Fusion]] = {
+BASES: dict[str, type[RRFFusion] | type[NormSumFusion] | type[VoteFusion]] = {
     "rrf": RRFFusion,
     "normsum": NormSumFusion,
     "vote": VoteFusion,
@@ -116,6 +123,21 @@ def _check_grid(grid: Sequence[float], what: str) -> list[float]:
     if any(v < 0 or math.isnan(v) for v in values):
         raise ConfigError(f"{what} values must be >= 0, got {list(grid)}")
     return values
+
+
+def _grid_param(
+    given: object, handler: ValidatorFunctionWrapHandler, what: str, empty_ok: bool
+) -> Any:
+    """``given`` read as a grid by ``handler``, then checked by :func:`_check_grid`
+    (its messages show the values as given; an empty grid passes when ``empty_ok``);
+    a ValueError, for ``Params``."""
+    grid = handler(given)
+    if grid or not empty_ok:
+        try:
+            _check_grid(given if isinstance(given, list | tuple) else grid, what)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+    return grid
 
 
 def optimize_weights(
@@ -205,7 +227,6 @@ def optimize_weights(
     )
 
 
-@FUSIONS.register("optimized")
 class OptimizedFusion(Fusion):
     """A base fusion whose weights are optimised on a dev split by :meth:`fit`.
 
@@ -224,44 +245,89 @@ class OptimizedFusion(Fusion):
 
     trainable = True
 
+    class Params(StageParams):
+        base: str = "rrf"
+        metric: str = "R@10"
+        grid: tuple[float, ...] = DEFAULT_GRID
+        k_rrf_grid: tuple[float, ...] | None = None
+        base_params: dict[str, Any] | None = None
+        fit_k: int = 100
+        max_sweeps: int = 5
+
+        @field_validator("base", mode="before")
+        @classmethod
+        def _known_base(cls, base: object) -> object:
+            if not isinstance(base, str) or base not in BASES:
+                raise ValueError(f"optimized: base {base!r} is not one of {', '.join(BASES)}")
+            return base
+
+        @field_validator("metric")
+        @classmethod
+        def _known_metric(cls, metric: str) -> str:
+            try:
+                metric_cutoffs(metric)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+            return metric
+
+        @field_validator("grid", mode="wrap")
+        @classmethod
+        def _weights_grid(cls, grid: object, handler: ValidatorFunctionWrapHandler) -> Any:
+            return _grid_param(grid, handler, "optimized: grid", empty_ok=False)
+
+        @field_validator("k_rrf_grid", mode="wrap")
+        @classmethod
+        def _k_rrf_grid(
+            cls, grid: object, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+        ) -> Any:
+            base = info.data.get("base")
+            if grid is not None and base is not None and base != "rrf":
+                raise ValueError(f"optimized: k_rrf_grid applies to base 'rrf', not {base!r}")
+            return _grid_param(grid, handler, "optimized: k_rrf_grid", empty_ok=True)
+
+        @field_validator("base_params")
+        @classmethod
+        def _base_params(cls, given: dict[str, Any] | None, info: ValidationInfo) -> Any:
+            params = dict(given or {})
+            forbidden = sorted({"weights", "name"} & set(params))
+            if forbidden:
+                raise ValueError(f"optimized: base_params may not set {forbidden}")
+            base = info.data.get("base")
+            if base is None:
+                return given
+            base_params = BASES[base].Params
+            try:  # a bad base param fails now, not after fit
+                base_params.model_validate(params)
+            except ValidationError as exc:
+                why = params_error(base_params, exc)
+                if any(e["type"] == "extra_forbidden" for e in exc.errors()):
+                    why = f"optimized: bad base_params {sorted(params)} for {base!r}: {why}"
+                raise ValueError(why) from None
+            return given
+
+    params: OptimizedFusion.Params
+
     def __init__(
         self,
+        params: OptimizedFusion.Params | None = None,
+        /,
         *,
-        base: str = "rrf",
-        metric: str = "R@10",
-        grid: Sequence[float] = DEFAULT_GRID,
-        k_rrf_grid: Sequence[float] | None = None,
-        base_params: Mapping[str, Any] | None = None,
-        fit_k: int = 100,
-        max_sweeps: int = 5,
         name: str = "optimized",
+        **values: Any,
     ) -> None:
-        if base not in BASES:
-            raise ConfigError(f"optimized: base {base!r} is not one of {', '.join(BASES)}")
-        if k_rrf_grid is not None and base != "rrf":
-            raise ConfigError(f"optimized: k_rrf_grid applies to base 'rrf', not {base!r}")
-        self.base_params = dict(base_params or {})
-        forbidden = sorted({"weights", "name"} & set(self.base_params))
-        if forbidden:
-            raise ConfigError(f"optimized: base_params may not set {forbidden}")
-        metric_cutoffs(metric)
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
         self.name = name
-        self.base = base
-        self.metric = metric
-        self.grid = tuple(_check_grid(grid, "optimized: grid"))
+        self.base = p.base
+        self.metric = p.metric
+        self.base_params = dict(p.base_params or {})
+        self.grid = tuple(_check_grid(p.grid, "optimized: grid"))
         self.k_rrf_grid = (
-            tuple(_check_grid(k_rrf_grid, "optimized: k_rrf_grid")) if k_rrf_grid else None
+            tuple(_check_grid(p.k_rrf_grid, "optimized: k_rrf_grid")) if p.k_rrf_grid else None
         )
-        self.fit_k = fit_k
-        self.max_sweeps = max_sweeps
+        self.fit_k = p.fit_k
+        self.max_sweeps = p.max_sweeps
         self.best: OptimizationResult | None = None
-        try:  # a bad base param fails now, not after fit
-            BASES[base](name=name, **self.base_params)
-        except TypeError as exc:
-            raise ConfigError(
-                f"optimized: bad base_params {sorted(self.base_params)} for {base!r}: {exc}"
-            ) from exc
 
     def _factory(self, **kwargs: Any) -> Fusion:
         return BASES[self.base](name=self.name, **{**self.base_params, **kwargs})

@@ -15,15 +15,16 @@ score calibration, which is why it sits beside the "better" ensemble rung
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from retrieval_bench.errors import ConfigError
-from retrieval_bench.rank_fusion.base import Fusion, query_ids, resolve_weights
-from retrieval_bench.registry import FUSIONS
+from pydantic import ValidatorFunctionWrapHandler, field_validator
+
+from retrieval_bench.contracts.fusion import Fusion, query_ids, resolve_weights
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.types import Run
 
 
-@FUSIONS.register("rrf")
 class RRFFusion(Fusion):
     """Weighted reciprocal rank fusion.
 
@@ -33,15 +34,28 @@ class RRFFusion(Fusion):
         name: the name of the fused run.
     """
 
+    class Params(StageParams):
+        k_rrf: float = 60.0
+        weights: dict[str, float] | None = None
+
+        @field_validator("k_rrf", mode="wrap")
+        @classmethod
+        def _non_negative(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> float:
+            k_rrf: float = handler(value)
+            if k_rrf < 0:
+                raise ValueError(f"rrf: k_rrf must be >= 0, not {value}")
+            return k_rrf
+
+    params: RRFFusion.Params
+
     def __init__(
-        self, *, k_rrf: float = 60.0, weights: Mapping[str, float] | None = None, name: str = "rrf"
+        self, params: RRFFusion.Params | None = None, /, *, name: str = "rrf", **values: Any
     ) -> None:
-        if k_rrf < 0:
-            raise ConfigError(f"rrf: k_rrf must be >= 0, not {k_rrf}")
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
         self.name = name
-        self.k_rrf = k_rrf
-        self.weights = dict(weights) if weights else None
+        self.k_rrf = p.k_rrf
+        self.weights = dict(p.weights) if p.weights else None
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:
         """Fuse ``runs`` into the top ``k`` chunks per query."""

@@ -31,12 +31,14 @@ defaults to ``ceil(2 · k / n)`` for ``n`` sources ("a few more" than
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
-from retrieval_bench.errors import ConfigError
-from retrieval_bench.rank_fusion.base import Fusion, query_ids, resolve_weights
-from retrieval_bench.registry import FUSIONS
+from pydantic import field_validator
+
+from retrieval_bench.contracts.fusion import Fusion, query_ids, resolve_weights
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.types import Run
 
 _ROUND = 12  # decimals: sums of weights closer than this count as equal
@@ -67,7 +69,6 @@ def tie_scale(weights: Sequence[float]) -> float:
     return 0.5 * min(gaps) if gaps else 0.5
 
 
-@FUSIONS.register("vote")
 class VoteFusion(Fusion):
     """Weighted vote over each source's top ``depth``, ties by best rank.
 
@@ -77,21 +78,29 @@ class VoteFusion(Fusion):
         name: the name of the fused run.
     """
 
+    class Params(StageParams):
+        depth: int | None = None
+        weights: dict[str, float] | None = None
+
+        @field_validator("depth", mode="before")
+        @classmethod
+        def _positive_integer(cls, depth: object) -> object:
+            if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)):
+                raise ValueError(f"vote: depth must be a positive integer, not {depth!r}")
+            if depth is not None and depth < 1:
+                raise ValueError(f"vote: depth must be >= 1, not {depth}")
+            return depth
+
+    params: VoteFusion.Params
+
     def __init__(
-        self,
-        *,
-        depth: int | None = None,
-        weights: Mapping[str, float] | None = None,
-        name: str = "vote",
+        self, params: VoteFusion.Params | None = None, /, *, name: str = "vote", **values: Any
     ) -> None:
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)):
-            raise ConfigError(f"vote: depth must be a positive integer, not {depth!r}")
-        if depth is not None and depth < 1:
-            raise ConfigError(f"vote: depth must be >= 1, not {depth}")
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
         self.name = name
-        self.depth = depth
-        self.weights = dict(weights) if weights else None
+        self.depth = p.depth
+        self.weights = dict(p.weights) if p.weights else None
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:
         """Fuse ``runs`` into the top ``k`` chunks per query."""

@@ -57,10 +57,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationInfo, field_validator
+
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.reranker import Reranker
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.registry import RERANKERS
-from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.retrieval.code_graph_index import CodeGraphIndex, graph_index
 from retrieval_bench.retrieval.facts_cache import FactsCache
 from retrieval_bench.retrieval.file_bm25 import is_test_path
@@ -91,7 +93,16 @@ def _weight(key: str, value: object, upper: float | None = None) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-@RERANKERS.register("code-graph")
+def _count(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"code-graph: {key} must be an integer >= 0, not {value!r}")
+    return value
+
+
+_UPPER = {"call_weight": 1.0, "test_weight": 1.0}
+"""The weights with an upper bound (the others are any number >= 0)."""
+
+
 class CodeGraphReranker(Reranker):
     """Input files plus the files their imports/calls and the issue's symbols lead to
     (module doc).
@@ -116,26 +127,46 @@ class CodeGraphReranker(Reranker):
     uses_facts_cache = True
     ranks = "files"
 
+    class Params(StageParams):
+        """The parameters (class doc)."""
+
+        top_n: int = 5
+        input_weight: float = 1.0
+        import_weight: float = 0.1
+        issue_weight: float = 0.1
+        call_weight: float = 0.5
+        test_weight: float = 1.0
+
+        @field_validator("*", mode="before")
+        @classmethod
+        def _check(cls, value: Any, info: ValidationInfo) -> Any:
+            """Each value as given: a count, or a finite weight in its range."""
+            key = str(info.field_name)
+            try:
+                if key == "top_n":
+                    return _count(key, value)
+                return _weight(key, value, _UPPER.get(key))
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+
+    params: CodeGraphReranker.Params
+
     def __init__(
         self,
+        params: CodeGraphReranker.Params | None = None,
+        /,
         *,
-        top_n: int = 5,
-        input_weight: float = 1.0,
-        import_weight: float = 0.1,
-        issue_weight: float = 0.1,
-        call_weight: float = 0.5,
-        test_weight: float = 1.0,
         name: str | None = None,
         facts_cache: str | None = None,
+        **values: Any,
     ) -> None:
-        if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 0:
-            raise ConfigError(f"code-graph: top_n must be an integer >= 0, not {top_n!r}")
-        self.top_n = top_n
-        self.input_weight = _weight("input_weight", input_weight)
-        self.import_weight = _weight("import_weight", import_weight)
-        self.issue_weight = _weight("issue_weight", issue_weight)
-        self.call_weight = _weight("call_weight", call_weight, 1.0)
-        self.test_weight = _weight("test_weight", test_weight, 1.0)
+        p = self.params = self.Params.of(params, **values)
+        self.top_n = p.top_n
+        self.input_weight = p.input_weight
+        self.import_weight = p.import_weight
+        self.issue_weight = p.issue_weight
+        self.call_weight = p.call_weight
+        self.test_weight = p.test_weight
         if name is not None:
             self.name = name
         self.facts_cache = facts_cache

@@ -24,13 +24,15 @@ import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from pydantic import ValidationInfo, field_validator
+
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.reranker import Reranker
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.loads import timed_load
-from retrieval_bench.registry import RERANKERS
-from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.reranking.common import (
     gather_candidates,
     positive_ints,
@@ -58,7 +60,6 @@ def _load(path: str, device: str, max_length: int | None) -> Any:
         return CrossEncoder(path, device=device, max_length=max_length, local_files_only=True)
 
 
-@RERANKERS.register("cross-encoder")
 class CrossEncoderReranker(Reranker):
     """Scores (query, snippet) pairs with a local ``CrossEncoder``.
 
@@ -81,25 +82,51 @@ class CrossEncoderReranker(Reranker):
 
     name = "cross-encoder"
 
+    class Params(StageParams):
+        """The parameters (class doc)."""
+
+        model_path: str | None = None
+        max_candidates: int = 50
+        snippet_chars: int = 2000
+        threshold: float | None = None
+        batch_size: int = 32
+        device: str = "cpu"
+        threads: int | None = None
+        max_length: int | None = None
+
+        @field_validator("model_path", mode="before")
+        @classmethod
+        def _path(cls, value: Any) -> Any:
+            """A ``Path`` (from Python) is read as its text."""
+            return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+        @field_validator(
+            "max_candidates", "snippet_chars", "batch_size", "max_length", mode="before"
+        )
+        @classmethod
+        def _positive(cls, value: Any, info: ValidationInfo) -> Any:
+            if isinstance(value, int | float):  # on the value as given: True is no count
+                try:
+                    positive_ints("cross-encoder", **{str(info.field_name): cast("int", value)})
+                except ConfigError as exc:
+                    raise ValueError(str(exc)) from None
+            return value
+
+    params: CrossEncoderReranker.Params
+
     def __init__(
         self,
-        model_path: str | None = None,
+        params: CrossEncoderReranker.Params | None = None,
+        /,
         *,
-        max_candidates: int = 50,
-        snippet_chars: int = 2000,
-        threshold: float | None = None,
-        batch_size: int = 32,
-        device: str = "cpu",
-        threads: int | None = None,
-        max_length: int | None = None,
         name: str | None = None,
         model: Any = None,
+        **values: Any,
     ) -> None:
-        positive_ints(self.name, max_candidates=max_candidates, snippet_chars=snippet_chars)
-        positive_ints(self.name, batch_size=batch_size, max_length=max_length)
+        p = self.params = self.Params.of(params, **values)
         self.model_path: Path | None = None
         if model is None:
-            configured = model_path or os.environ.get(ENV, "").strip()
+            configured = p.model_path or os.environ.get(ENV, "").strip()
             if not configured:
                 raise ConfigError(
                     "cross-encoder: no model configured; set `model_path` in the reranker "
@@ -112,13 +139,13 @@ class CrossEncoderReranker(Reranker):
                     f"`model_path` or {ENV} to a local sentence-transformers cross-encoder"
                 )
         self._model = model
-        self.max_candidates = max_candidates
-        self.snippet_chars = snippet_chars
-        self.threshold = threshold
-        self.batch_size = batch_size
-        self.device = device
-        self.threads = threads
-        self.max_length = max_length
+        self.max_candidates = p.max_candidates
+        self.snippet_chars = p.snippet_chars
+        self.threshold = p.threshold
+        self.batch_size = p.batch_size
+        self.device = p.device
+        self.threads = p.threads
+        self.max_length = p.max_length
         if name is not None:
             self.name = name
         super().__init__()
@@ -141,7 +168,7 @@ class CrossEncoderReranker(Reranker):
         return self._model
 
     def _apply_threads(self) -> None:
-        from retrieval_bench.index.embed import resolve_threads
+        from retrieval_bench.index.runtime import resolve_threads
 
         threads = resolve_threads(self.threads)
         if threads is not None:

@@ -15,15 +15,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.reranker import Reranker
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.registry import RERANKERS
-from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.runs.file_ids import file_id, file_path
 from retrieval_bench.runs.lifting import file_level_run
 from retrieval_bench.types import Run
 
 
-@RERANKERS.register("file-size")
 class FileSizeReranker(Reranker):
     """Input files scored by ``log(1 + lines)`` (module doc).
 
@@ -34,7 +33,10 @@ class FileSizeReranker(Reranker):
     name = "file-size"
     ranks = "files"
 
-    def __init__(self, *, name: str | None = None) -> None:
+    def __init__(
+        self, params: StageParams | None = None, /, *, name: str | None = None, **values: Any
+    ) -> None:
+        self.params = self.Params.of(params, **values)  # none: only {} is accepted
         if name is not None:
             self.name = name
         super().__init__()

@@ -42,13 +42,16 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, cast
 
+from pydantic import ValidationInfo, field_validator
+
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.reranker import Reranker
 from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
 from retrieval_bench.llm.yes_no import p_yes, parse_yes_no
-from retrieval_bench.registry import RERANKERS
-from retrieval_bench.reranking.base import Reranker
 from retrieval_bench.reranking.common import (
     gather_candidates,
     load_prompt,
@@ -120,29 +123,59 @@ class _LLMReranker(Reranker):
     needs_llm = True
     top_logprobs: int | None = None
 
+    class Params(StageParams):
+        """The parameters every LLM reranker shares (the subclasses' docs). Each count
+        (an ``int`` parameter) must be a positive integer (or None where allowed)."""
+
+        stage: ClassVar[str] = "llm"
+        """The stage named in a bad value's message."""
+
+        max_candidates: int = 50
+        snippet_chars: int = 1500
+        threshold: float | None = None
+        max_tokens: int = 3
+        temperature: int | float = 0.0
+        """``int | float``: an integer stays one, as the request (and its cache key) had it."""
+
+        @field_validator("*", mode="before")
+        @classmethod
+        def _positive(cls, value: Any, info: ValidationInfo) -> Any:
+            key = str(info.field_name)
+            count = cls.model_fields[key].annotation in (int, int | None)
+            if count and isinstance(value, int | float):  # as given: True is no count
+                try:
+                    positive_ints(cls.stage, **{key: cast("int", value)})
+                except ConfigError as exc:
+                    raise ValueError(str(exc)) from None
+            return value
+
+    params: _LLMReranker.Params
+
     def __init__(
         self,
-        llm: LLM,
+        params: _LLMReranker.Params | None = None,
+        /,
         *,
-        max_candidates: int = 50,
-        snippet_chars: int = 1500,
-        threshold: float | None = None,
-        max_tokens: int = 3,
-        temperature: float = 0.0,
+        llm: LLM | None = None,
         name: str | None = None,
+        **values: Any,
     ) -> None:
-        positive_ints(type(self).name, max_candidates=max_candidates, snippet_chars=snippet_chars)
-        positive_ints(type(self).name, max_tokens=max_tokens)
+        p = self.params = self.Params.of(params, **values)
         self.llm = llm
-        self.max_candidates = max_candidates
-        self.snippet_chars = snippet_chars
-        self.threshold = threshold
-        self.max_tokens = max_tokens
-        self.temperature = temperature
+        self.max_candidates = p.max_candidates
+        self.snippet_chars = p.snippet_chars
+        self.threshold = p.threshold
+        self.max_tokens = p.max_tokens
+        self.temperature = p.temperature
         if name is not None:
             self.name = name
         super().__init__()
         self._reset()
+
+    def _client(self) -> LLM:
+        if self.llm is None:
+            raise ConfigError(f"{self.name}: no LLM client given (pass llm=...)")
+        return self.llm
 
     def _reset(self) -> None:
         self.failures: dict[str, str] = {}
@@ -185,7 +218,7 @@ class _LLMReranker(Reranker):
         jobs: list[_Job] = []
         for qid, query, chunks in todo:
             jobs += self._jobs(qid, query, list(enumerate(chunks)), k)
-        replies = self.llm.chat_many([j.request for j in jobs]) if jobs else []
+        replies = self._client().chat_many([j.request for j in jobs]) if jobs else []
         by_query: dict[str, list[tuple[_Job, Completion | LLMError]]] = {}
         for job, reply in zip(jobs, replies, strict=True):
             by_query.setdefault(job.query_id, []).append((job, reply))
@@ -222,7 +255,6 @@ class _LLMReranker(Reranker):
         return Run(self.name, out)
 
 
-@RERANKERS.register("llm-yesno")
 class LLMYesNoReranker(_LLMReranker):
     """One Yes/No call per candidate (the "basic" rung); score 1.0 yes, 0.0 no.
 
@@ -233,6 +265,9 @@ class LLMYesNoReranker(_LLMReranker):
     """
 
     name = "llm-yesno"
+
+    class Params(_LLMReranker.Params):
+        stage: ClassVar[str] = "llm-yesno"
 
     def _jobs(self, qid: str, query: str, cands: list[tuple[int, Chunk]], k: int) -> list[_Job]:
         return [
@@ -253,7 +288,6 @@ class LLMYesNoReranker(_LLMReranker):
         return [_Scored(chunk, rank, score, (rank,), reply.text, extra)]
 
 
-@RERANKERS.register("llm-logprob")
 class LLMLogprobReranker(LLMYesNoReranker):
     """The Yes/No call with first-token logprobs (the "better" rung); score = P(Yes).
 
@@ -264,12 +298,18 @@ class LLMLogprobReranker(LLMYesNoReranker):
 
     name = "llm-logprob"
 
-    def __init__(
-        self, llm: LLM, *, top_logprobs: int = 5, max_tokens: int = 1, **params: Any
-    ) -> None:
-        positive_ints(self.name, top_logprobs=top_logprobs)
-        self.top_logprobs = top_logprobs
-        super().__init__(llm, max_tokens=max_tokens, **params)
+    class Params(LLMYesNoReranker.Params):
+        stage: ClassVar[str] = "llm-logprob"
+
+        max_tokens: int = 1
+        top_logprobs: int = 5
+
+    params: LLMLogprobReranker.Params
+
+    def __init__(self, params: LLMLogprobReranker.Params | None = None, /, **values: Any) -> None:
+        """As :class:`LLMYesNoReranker`'s (``llm``, ``name`` and the parameters)."""
+        super().__init__(params, **values)
+        self.top_logprobs = self.params.top_logprobs
 
     def _reset(self) -> None:
         super()._reset()
@@ -291,7 +331,6 @@ class LLMLogprobReranker(LLMYesNoReranker):
         return value, {"no_logprobs": True, "top_logprobs": top}
 
 
-@RERANKERS.register("llm-select")
 class LLMSelectReranker(_LLMReranker):
     """Candidates in groups; the model names the best of each (the "naive" rung).
 
@@ -309,20 +348,21 @@ class LLMSelectReranker(_LLMReranker):
 
     name = "llm-select"
 
-    def __init__(
-        self,
-        llm: LLM,
-        *,
-        group_size: int = 10,
-        k_per_group: int | None = None,
-        snippet_chars: int = 400,
-        max_tokens: int = 32,
-        **params: Any,
-    ) -> None:
-        positive_ints(self.name, group_size=group_size, k_per_group=k_per_group)
-        self.group_size = group_size
-        self.k_per_group = k_per_group
-        super().__init__(llm, snippet_chars=snippet_chars, max_tokens=max_tokens, **params)
+    class Params(_LLMReranker.Params):
+        stage: ClassVar[str] = "llm-select"
+
+        snippet_chars: int = 400
+        max_tokens: int = 32
+        group_size: int = 10
+        k_per_group: int | None = None
+
+    params: LLMSelectReranker.Params
+
+    def __init__(self, params: LLMSelectReranker.Params | None = None, /, **values: Any) -> None:
+        """As :class:`LLMYesNoReranker`'s (``llm``, ``name`` and the parameters)."""
+        super().__init__(params, **values)
+        self.group_size = self.params.group_size
+        self.k_per_group = self.params.k_per_group
 
     def _jobs(self, qid: str, query: str, cands: list[tuple[int, Chunk]], k: int) -> list[_Job]:
         candidate = load_prompt("select")["candidate"]

@@ -31,7 +31,6 @@ import numpy as np
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import Embedder
-from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.retrieval.linear_adapter import LinearAdapter
 from retrieval_bench.types import Example, Run
@@ -54,58 +53,56 @@ def positive_chunk_ids(example: Example, corpus: Corpus) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-@RETRIEVERS.register("dense-adapted")
 class AdaptedDenseRetriever(DenseRetriever):
     """``dense`` with a query adapter learnt by :meth:`fit` on a training split.
 
-    Parameters (besides the dense ones): ``steps``, ``temperature``, ``reg``,
-    ``lr``, ``train_batch``, ``seed`` of :meth:`LinearAdapter.fit`;
-    ``hard_negatives`` per question, ``max_positives`` chunks per question;
-    ``save_to``: where to save the fitted adapter (optional). :meth:`fit`
-    replaces an adapter loaded with ``adapter=``; without either, :meth:`search`
-    raises :class:`ConfigError`.
+    Parameters (:class:`AdaptedDenseRetriever.Params`, besides the dense ones):
+    ``steps``, ``temperature``, ``reg``, ``lr``, ``train_batch``, ``seed`` of
+    :meth:`LinearAdapter.fit`; ``hard_negatives`` per question, ``max_positives``
+    chunks per question; ``save_to``: where to save the fitted adapter (optional).
+    :meth:`fit` replaces an adapter loaded with ``adapter=``; without either,
+    :meth:`search` raises :class:`ConfigError`.
     """
+
+    class Params(DenseRetriever.Params):
+        steps: int = 300
+        # ``float | int``: an int stays one, as given (the adapter's saved meta records it)
+        temperature: float | int = 0.05
+        reg: float | int = 0.01
+        lr: float | int = 1e-3
+        train_batch: int = 64
+        hard_negatives: int = 4
+        max_positives: int = 8
+        seed: int = 0
+        save_to: str | None = None
 
     name = "dense-adapted"
     trainable = True
+    params: AdaptedDenseRetriever.Params
 
     def __init__(
         self,
-        model_path: str | None = None,
-        batch_size: int = 64,
-        threads: int | None = None,
-        index_uri: str | None = None,
-        cache_dir: str | None = None,
-        embedder: Embedder | None = None,
-        adapter: str | None = None,
-        device: str | None = None,
+        params: AdaptedDenseRetriever.Params | None = None,
+        /,
         *,
-        steps: int = 300,
-        temperature: float = 0.05,
-        reg: float = 0.01,
-        lr: float = 1e-3,
-        train_batch: int = 64,
-        hard_negatives: int = 4,
-        max_positives: int = 8,
-        seed: int = 0,
-        save_to: str | None = None,
+        embedder: Embedder | None = None,
+        **values: Any,
     ) -> None:
-        super().__init__(
-            model_path, batch_size, threads, index_uri, cache_dir, embedder, adapter, device
-        )
-        if max_positives < 1 or hard_negatives < 0 or steps < 0:
+        p = self.Params.of(params, **values)
+        super().__init__(p, embedder=embedder)
+        if p.max_positives < 1 or p.hard_negatives < 0 or p.steps < 0:
             raise ConfigError("dense-adapted: max_positives ≥ 1, hard_negatives ≥ 0, steps ≥ 0")
         self.train_params: dict[str, Any] = {
-            "steps": steps,
-            "temperature": temperature,
-            "reg": reg,
-            "lr": lr,
-            "batch_size": train_batch,
-            "seed": seed,
+            "steps": p.steps,
+            "temperature": p.temperature,
+            "reg": p.reg,
+            "lr": p.lr,
+            "batch_size": p.train_batch,
+            "seed": p.seed,
         }
-        self.hard_negatives = hard_negatives
-        self.max_positives = max_positives
-        self.save_to = save_to
+        self.hard_negatives = p.hard_negatives
+        self.max_positives = p.max_positives
+        self.save_to = p.save_to
         self.fit_report: dict[str, Any] = {}
         """Pairs, skipped questions and losses of the last :meth:`fit`."""
 

@@ -61,10 +61,10 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.bm25_index import build_model, memo_for
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
 from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, issue_bag
@@ -77,11 +77,10 @@ METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 QUERIES = ("raw", "issue")
 
 
-@RETRIEVERS.register("bm25")
 class BM25Retriever(Retriever):
     """BM25 over code tokens of each chunk (+ its path), via ``bm25s``.
 
-    Parameters:
+    Parameters (:class:`Params`):
         k1, b: the usual BM25 saturation and length-normalisation constants.
         method: ``bm25s`` variant, one of :data:`METHODS` (default "lucene").
         idf_method: idf variant if different from ``method`` (see module doc).
@@ -89,39 +88,50 @@ class BM25Retriever(Retriever):
         include_path: append the tokens of the chunk's path to its text tokens.
         stopwords, min_len, digits: tokenizer settings (see ``CodeTokenizer``);
             ignored when ``tokenizer`` is given.
-        tokenizer: a ready :class:`CodeTokenizer` (or any ``str -> list[str]``).
         dtype: score precision of the index ("float32" default, "float64").
-        name: the run name (to tell several configured bm25 runs apart).
         query: "raw" (the question's tokens) or "issue" (the rebuilt issue query;
             module doc); the weights below apply to "issue" only.
         title_weight, body_weight, body_tokens, symbol_weight, symbol_parts: the bag of
             :func:`~retrieval_bench.retrieval.issue_query.issue_bag`.
         path_boost: λ of the named-file bonus (0 = off).
+
+    Keywords besides: ``tokenizer``, a ready :class:`CodeTokenizer` (or any
+    ``str -> list[str]``); ``name``, the run name (to tell several configured bm25
+    runs apart).
     """
+
+    class Params(StageParams):
+        k1: float = 1.5
+        b: float = 0.75
+        method: str = "lucene"
+        idf_method: str | None = None
+        delta: float = 0.5
+        include_path: bool = True
+        stopwords: list[str] | None = None
+        min_len: int = 2
+        digits: DigitsMode = "keep"
+        dtype: str = "float32"
+        query: str = "raw"
+        title_weight: float = 1.0
+        body_weight: float = 1.0
+        body_tokens: int | None = None
+        symbol_weight: float = 2.0
+        symbol_parts: bool = False
+        path_boost: float = 0.0
+
+    params: BM25Retriever.Params
 
     def __init__(
         self,
+        params: BM25Retriever.Params | None = None,
+        /,
         *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        method: str = "lucene",
-        idf_method: str | None = None,
-        delta: float = 0.5,
-        include_path: bool = True,
-        stopwords: Iterable[str] | None = None,
-        min_len: int = 2,
-        digits: DigitsMode = "keep",
         tokenizer: CodeTokenizer | None = None,
-        dtype: str = "float32",
         name: str = "bm25",
-        query: str = "raw",
-        title_weight: float = 1.0,
-        body_weight: float = 1.0,
-        body_tokens: int | None = None,
-        symbol_weight: float = 2.0,
-        symbol_parts: bool = False,
-        path_boost: float = 0.0,
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
+        method, idf_method, dtype, query = p.method, p.idf_method, p.dtype, p.query
         for label, value in (("method", method), ("idf_method", idf_method)):
             if value is not None and value not in METHODS:
                 raise ConfigError(f"bm25: {label} {value!r} is not one of {', '.join(METHODS)}")
@@ -129,28 +139,28 @@ class BM25Retriever(Retriever):
             raise ConfigError(f"bm25: dtype {dtype!r} must be 'float32' or 'float64'")
         if query not in QUERIES:
             raise ConfigError(f"bm25: query {query!r} is not one of {', '.join(QUERIES)}")
-        weights = (title_weight, body_weight, symbol_weight, path_boost, body_tokens or 0)
+        weights = (p.title_weight, p.body_weight, p.symbol_weight, p.path_boost, p.body_tokens or 0)
         if min(weights) < 0:
             raise ConfigError("bm25: query weights, body_tokens and path_boost must be >= 0")
         super().__init__()
         self.name = name
-        self.k1 = k1
-        self.b = b
+        self.k1 = p.k1
+        self.b = p.b
         self.method = method
         self.idf_method = idf_method or method
-        self.delta = delta
-        self.include_path = include_path
+        self.delta = p.delta
+        self.include_path = p.include_path
         self.dtype = dtype
-        self.tokenizer = tokenizer or CodeTokenizer(stopwords, min_len=min_len, digits=digits)
+        self.tokenizer = tokenizer or CodeTokenizer(p.stopwords, min_len=p.min_len, digits=p.digits)
         self.query = query
         self.issue_options: dict[str, Any] = {
-            "title_weight": title_weight,
-            "body_weight": body_weight,
-            "body_tokens": body_tokens,
-            "symbol_weight": symbol_weight,
-            "symbol_parts": symbol_parts,
+            "title_weight": p.title_weight,
+            "body_weight": p.body_weight,
+            "body_tokens": p.body_tokens,
+            "symbol_weight": p.symbol_weight,
+            "symbol_parts": p.symbol_parts,
         }
-        self.path_boost = path_boost
+        self.path_boost = p.path_boost
         self._chunk_ids: list[str] = []
         self._vocab: dict[str, int] = {}
         self._model: bm25s.BM25 | None = None

@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import (
@@ -45,8 +47,6 @@ from retrieval_bench.index.embed import (
     SentenceTransformerEmbedder,
 )
 from retrieval_bench.index.embedders import make_embedder, query_windows, token_budget
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.linear_adapter import LinearAdapter, load_adapter
 from retrieval_bench.types import Run
 from retrieval_bench.workspace import Workspace
@@ -86,34 +86,15 @@ def _onnx_embedder(
 _QUERY_BLOCK = 256  # queries scored per matrix product, bounding memory at m × n floats
 
 
-@RETRIEVERS.register("dense")
 class DenseRetriever(Retriever):
     """Exact cosine search over sentence-transformers embeddings of the corpus chunks."""
 
-    name = "dense"
-    uses_vector_index = True
-    uses_embedding_cache = True
-
-    def __init__(
-        self,
-        model_path: str | None = None,
-        batch_size: int = 64,
-        threads: int | None = None,
-        index_uri: str | None = None,
-        cache_dir: str | None = None,
-        embedder: Embedder | None = None,
-        adapter: str | None = None,
-        device: str | None = None,
-        model: str | None = None,
-        query_mode: str = "truncate",
-        query_pool: str = "max",
-        backend: str = "torch",
-    ):
-        """``embedder`` overrides the model (tests, other backends); ``model`` names
-        one (``minilm``, the default, or ``e5-small``; :mod:`~retrieval_bench.index.embedders`);
-        ``adapter`` is the path of a saved query adapter; ``device`` is ``cpu``,
-        ``cuda``, ``cuda:N`` or ``auto`` (default: ``$RBENCH_DEVICE``, else ``auto``); the
-        other parameters configure the default :class:`SentenceTransformerEmbedder`.
+    class Params(StageParams):
+        """``model`` names an embedder (``minilm``, the default, or ``e5-small``;
+        :mod:`~retrieval_bench.index.embedders`); ``adapter`` is the path of a saved
+        query adapter; ``device`` is ``cpu``, ``cuda``, ``cuda:N`` or ``auto``
+        (default: ``$RBENCH_DEVICE``, else ``auto``); ``model_path``, ``batch_size``
+        and ``threads`` configure the default :class:`SentenceTransformerEmbedder`.
 
         ``query_mode``: ``truncate`` embeds a query cut to the model's length;
         ``chunked`` embeds it in windows of whole lines that each fit and scores a
@@ -122,25 +103,56 @@ class DenseRetriever(Retriever):
         ``backend``: ``torch`` (sentence-transformers), or ``onnx``/``onnx-int8`` (ONNX
         Runtime on an export of the same weights, :mod:`~retrieval_bench.index.onnx_backend`;
         sentence-transformers models only), whose vectors are cached apart."""
+
+        model_path: str | None = None
+        batch_size: int = 64
+        threads: int | None = None
+        index_uri: str | None = None
+        cache_dir: str | None = None
+        adapter: str | None = None
+        device: str | None = None
+        model: str | None = None
+        query_mode: str = "truncate"
+        query_pool: str = "max"
+        backend: str = "torch"
+
+    name = "dense"
+    uses_vector_index = True
+    uses_embedding_cache = True
+    params: DenseRetriever.Params
+
+    def __init__(
+        self,
+        params: DenseRetriever.Params | None = None,
+        /,
+        *,
+        embedder: Embedder | None = None,
+        **values: Any,
+    ) -> None:
+        """``params`` (or ``values``): :class:`DenseRetriever.Params`; ``embedder``
+        overrides the model (tests, other backends)."""
+        p = self.params = self.Params.of(params, **values)
         super().__init__()
-        if query_mode not in ("truncate", "chunked") or query_pool not in ("max", "mean"):
+        if p.query_mode not in ("truncate", "chunked") or p.query_pool not in ("max", "mean"):
             raise ConfigError(
-                f"dense: query_mode {query_mode!r} / query_pool {query_pool!r}: "
+                f"dense: query_mode {p.query_mode!r} / query_pool {p.query_pool!r}: "
                 "choose truncate|chunked and max|mean"
             )
-        if embedder is None and backend != "torch":
-            embedder = _onnx_embedder(model, model_path, backend, cache_dir, threads)
-        if embedder is None and model is not None:
-            if model_path is not None:
+        if embedder is None and p.backend != "torch":
+            embedder = _onnx_embedder(p.model, p.model_path, p.backend, p.cache_dir, p.threads)
+        if embedder is None and p.model is not None:
+            if p.model_path is not None:
                 raise ConfigError("dense: give model (a named embedder) or model_path, not both")
-            embedder = make_embedder(model, device=device, batch_size=batch_size, threads=threads)
+            embedder = make_embedder(
+                p.model, device=p.device, batch_size=p.batch_size, threads=p.threads
+            )
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
-            model_path, device=device, batch_size=batch_size, threads=threads
+            p.model_path, device=p.device, batch_size=p.batch_size, threads=p.threads
         )
-        self.query_mode = query_mode
-        self.query_pool = query_pool
-        self.index_uri = Path(index_uri) if index_uri else None
-        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.query_mode = p.query_mode
+        self.query_pool = p.query_pool
+        self.index_uri = Path(p.index_uri) if p.index_uri else None
+        self.cache_dir = Path(p.cache_dir) if p.cache_dir else None
         self._cached: CachedEmbedder | None = None
         self._ids: list[str] = []
         self._id_rank = np.zeros(0, dtype=np.int64)
@@ -149,13 +161,14 @@ class DenseRetriever(Retriever):
         """Chunk vectors taken from a CodebaseIndex during the last ``index`` call."""
         self.adapter: LinearAdapter | None = None
         """Learned query adapter applied by :meth:`transform_queries` (None: identity)."""
-        if adapter:
-            self.adapter = load_adapter(adapter, self.embedder.name)
+        if p.adapter:
+            self.adapter = load_adapter(p.adapter, self.embedder.name)
 
     @classmethod
     def uses_vector_index_for(cls, params: Mapping[str, Any]) -> bool:
         """An ONNX backend's vectors are not the LanceDB index's (PyTorch's)."""
-        return params.get("backend", "torch") == "torch"
+        backend: object = params.get("backend", "torch")
+        return backend == "torch"
 
     @property
     def cached_embedder(self) -> CachedEmbedder:

@@ -65,12 +65,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError, SnapshotError, ToolMissingError
 from retrieval_bench.files import ALWAYS_IGNORED, DEFAULT_MAX_BYTES
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, defines
 from retrieval_bench.retrieval.query_terms import (
     TERM_EXTRACTORS,
@@ -115,14 +115,11 @@ def _field_text(obj: Mapping[str, Any] | None) -> str:
     return os.fsdecode(base64.b64decode(obj.get("bytes", "")))
 
 
-@RETRIEVERS.register("exact")
 class ExactRetriever(Retriever):
     """ripgrep search mapped back to chunks (see module doc for the score).
 
-    Parameters:
+    Parameters (:class:`Params`):
         terms: rung, "raw" | "identifiers" | "llm" | "issue".
-        keyword_provider: the keyword source of the "llm" rung.
-        llm: the model of the default keyword_provider (terms="llm" only).
         case: "ignore" (default), "smart" (rg's rule over all terms together:
             case-sensitive as soon as one term has a capital) or "sensitive".
         max_terms: at most this many terms per query (first in question order).
@@ -133,35 +130,46 @@ class ExactRetriever(Retriever):
         timeout_s: per-query limit for the rg process.
         rg_path: explicit ripgrep binary.
         def_weight, path_weight: the definition and named-file bonuses of "issue".
+
+    Keywords besides: ``keyword_provider`` (the keyword source of the "llm" rung),
+    ``llm`` (the model of the default keyword_provider; "llm" only), ``name`` (run name).
     """
 
+    class Params(StageParams):
+        terms: str = DEFAULT_TERMS
+        case: str = "ignore"
+        max_terms: int = 24
+        max_count: int = 100
+        max_columns: int = 4000
+        max_filesize: int = DEFAULT_MAX_BYTES
+        line_bonus: float = 0.02
+        max_bonus_lines: int = 30
+        timeout_s: float = 60.0
+        rg_path: str | None = None
+        def_weight: float = 1.0
+        path_weight: float = 1.0
+
+    params: ExactRetriever.Params
     needs_llm = True  # it takes llm; only the terms="llm" rung calls it (needs_llm_for)
 
     @classmethod
     def needs_llm_for(cls, params: Mapping[str, Any]) -> bool:
         """Only ``terms: llm`` calls the model: a run of any other rung starts no
         model server."""
-        return params.get("terms", DEFAULT_TERMS) == "llm"
+        return bool(params.get("terms", DEFAULT_TERMS) == "llm")
 
     def __init__(
         self,
+        params: ExactRetriever.Params | None = None,
+        /,
         *,
-        terms: str = DEFAULT_TERMS,
         keyword_provider: KeywordProvider | None = None,
-        case: str = "ignore",
-        max_terms: int = 24,
-        max_count: int = 100,
-        max_columns: int = 4000,
-        max_filesize: int = DEFAULT_MAX_BYTES,
-        line_bonus: float = 0.02,
-        max_bonus_lines: int = 30,
-        timeout_s: float = 60.0,
-        rg_path: str | None = None,
         name: str = "exact",
         llm: LLM | None = None,
-        def_weight: float = 1.0,
-        path_weight: float = 1.0,
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
+        terms, case = p.terms, p.case
         if terms == "llm" and keyword_provider is None and llm is not None:
             from retrieval_bench.retrieval.keywords import LLMKeywordProvider
 
@@ -185,16 +193,11 @@ class ExactRetriever(Retriever):
         self.terms = terms
         self.keyword_provider = keyword_provider
         self.case = case
-        self.max_terms = max_terms
-        self.max_count = max_count
-        self.max_columns = max_columns
-        self.max_filesize = max_filesize
-        self.line_bonus = line_bonus
-        self.max_bonus_lines = max_bonus_lines
-        self.timeout_s = timeout_s
-        self.rg_path = rg_path
-        self.def_weight = def_weight
-        self.path_weight = path_weight
+        self.max_terms, self.max_count = p.max_terms, p.max_count
+        self.max_columns, self.max_filesize = p.max_columns, p.max_filesize
+        self.line_bonus, self.max_bonus_lines = p.line_bonus, p.max_bonus_lines
+        self.timeout_s, self.rg_path = p.timeout_s, p.rg_path
+        self.def_weight, self.path_weight = p.def_weight, p.path_weight
         self._reader: IssueReader | None = None
         self._rg: str | None = None
         self._corpus: Corpus | None = None

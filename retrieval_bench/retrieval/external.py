@@ -41,13 +41,13 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.retriever import Retriever
+from retrieval_bench.contracts.stage import Ranks
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.identifiers import entity_problem
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.runs.file_ids import entity_id, file_id
-from retrieval_bench.stage import Ranks
 from retrieval_bench.store.trec import decode_id
 from retrieval_bench.types import Run
 
@@ -163,7 +163,7 @@ def read_jsonl(path: Path, dups: list[str], keys: tuple[str, ...] = FILE_KEYS) -
     return out
 
 
-def _load_id_map(id_map: str | Mapping[str, str] | None) -> dict[str, str]:
+def _load_id_map(id_map: str | Mapping[str | int, str | int] | None) -> dict[str, str]:
     if id_map is None:
         return {}
     if isinstance(id_map, Mapping):
@@ -177,37 +177,39 @@ def _load_id_map(id_map: str | Mapping[str, str] | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
-@RETRIEVERS.register("external")
 class ExternalRun(Retriever):
     """Another system's ranked files, read from ``path`` (module docstring).
 
-    Parameters: ``path`` (the predictions file; relative to the config's
-    folder), ``format`` (``trec`` or ``jsonl``; default from the suffix:
+    Parameters (:class:`Params`): ``path`` (the predictions file; relative to the
+    config's folder), ``format`` (``trec`` or ``jsonl``; default from the suffix:
     ``.jsonl``/``.json`` → jsonl, else trec), ``strip_prefix`` (removed from
     the external query ids), ``id_map`` (external id → dataset id, or a JSON
     file of that mapping), ``field`` (``found_files`` by default; ``found_entities`` or
     ``found_modules``: LocAgent's entity lists, as ``entity:`` ids; jsonl only).
     """
 
+    class Params(StageParams):
+        path: Path
+        format: Literal["trec", "jsonl"] | None = None
+        strip_prefix: str = ""
+        id_map: str | dict[str | int, str | int] | None = None  # ids as str() gives them
+        field: str = "found_files"  # checked by the stage (ExternalRunError), not here
+
+    params: ExternalRun.Params
     name = "external"
 
-    def __init__(
-        self,
-        path: str,
-        format: Literal["trec", "jsonl"] | None = None,
-        strip_prefix: str = "",
-        id_map: str | dict[str, str] | None = None,
-        field: Literal["found_files", "found_entities", "found_modules"] = "found_files",
-    ) -> None:
+    def __init__(self, params: ExternalRun.Params | None = None, /, **values: Any) -> None:
+        p = self.params = self.Params.of(params, **values)
+        field = p.field
         if field not in ("found_files", *ENTITY_FIELDS):
             raise ExternalRunError(f"external: field {field!r} is not found_files, "
                                    "found_entities or found_modules")  # fmt: skip
         super().__init__()
         self.field = field
-        self.path = Path(path)
-        self.format = format or ("jsonl" if self.path.suffix in (".jsonl", ".json") else "trec")
-        self.strip_prefix = strip_prefix
-        self.id_map = id_map
+        self.path = p.path
+        self.format = p.format or ("jsonl" if self.path.suffix in (".jsonl", ".json") else "trec")
+        self.strip_prefix = p.strip_prefix
+        self.id_map = p.id_map
         self._rankings: Rankings | None = None
         self._paths: set[str] = set()
 

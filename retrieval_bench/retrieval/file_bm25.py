@@ -43,13 +43,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.files import read_source_file
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.bm25 import BM25Retriever
-from retrieval_bench.retrieval.code_tokens import DigitsMode
 from retrieval_bench.runs.file_ids import file_id
 from retrieval_bench.types import Run
 
@@ -116,46 +114,39 @@ def aggregate_scores(
     return {p: sum(sorted(s, reverse=True)[:top_m]) / top_m for p, s in per_file.items()}
 
 
-@RETRIEVERS.register("bm25-files")
 class FileBM25Retriever(Retriever):
     """BM25 ranking files (module doc).
 
-    Parameters:
+    Parameters (:class:`Params`: ``bm25``'s, and):
         doc: "file" (one document per file) or "chunks" (chunk scores aggregated).
         aggregate: "max" | "sum" | "mean" (top-``top_m`` mean); ``doc: chunks`` only.
         top_m: m of the top-m mean.
-        k1, b, method, include_path, stopwords, min_len, digits: as ``bm25``.
-        query, title_weight, body_weight, body_tokens, symbol_weight, symbol_parts, path_boost:
-            as ``bm25`` (``query: issue``).
         test_weight: multiplier of test files' scores (1 keeps, 0 drops them).
-        name: the run name.
+
+    ``bm25``'s parameters (k1, b, method, include_path, stopwords, min_len, digits,
+    query: issue and its weights, ...) mean what they mean there, except that
+    ``path_boost`` is added per file. Keyword ``name``: the run name.
     """
 
+    class Params(BM25Retriever.Params):
+        doc: str = "file"
+        aggregate: str = "max"
+        top_m: int = 3
+        test_weight: float = 1.0
+
+    params: FileBM25Retriever.Params
     ranks = "files"
 
     def __init__(
         self,
+        params: FileBM25Retriever.Params | None = None,
+        /,
         *,
-        doc: str = "file",
-        aggregate: str = "max",
-        top_m: int = 3,
-        k1: float = 1.5,
-        b: float = 0.75,
-        method: str = "lucene",
-        include_path: bool = True,
-        stopwords: Iterable[str] | None = None,
-        min_len: int = 2,
-        digits: DigitsMode = "keep",
-        query: str = "raw",
-        title_weight: float = 1.0,
-        body_weight: float = 1.0,
-        body_tokens: int | None = None,
-        symbol_weight: float = 2.0,
-        symbol_parts: bool = False,
-        path_boost: float = 0.0,
-        test_weight: float = 1.0,
         name: str = "bm25-files",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
+        doc, aggregate, top_m, test_weight = p.doc, p.aggregate, p.top_m, p.test_weight
         if doc not in DOCS:
             raise ConfigError(f"bm25-files: doc {doc!r} is not one of {', '.join(DOCS)}")
         if aggregate not in AGGREGATES:
@@ -171,25 +162,11 @@ class FileBM25Retriever(Retriever):
         self.doc = doc
         self.aggregate = aggregate
         self.top_m = top_m
-        self.path_boost = path_boost
+        self.path_boost = p.path_boost
         self.test_weight = test_weight
-        self.bm25 = BM25Retriever(
-            k1=k1,
-            b=b,
-            method=method,
-            include_path=include_path,
-            stopwords=stopwords,
-            min_len=min_len,
-            digits=digits,
-            query=query,
-            title_weight=title_weight,
-            body_weight=body_weight,
-            body_tokens=body_tokens,
-            symbol_weight=symbol_weight,
-            symbol_parts=symbol_parts,
-            path_boost=0.0,  # added per file below
-            name=name,
-        )
+        inner = {k: getattr(p, k) for k in BM25Retriever.Params.model_fields}
+        # the path bonus is added per file (file_scores), not to the inner documents
+        self.bm25 = BM25Retriever(BM25Retriever.Params.of(inner, path_boost=0.0), name=name)
         self._paths: list[str] = []
         self._path_of_doc: list[str] = []
 

@@ -61,11 +61,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import tantivy
+from pydantic import field_validator
 
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
 from retrieval_bench.retrieval.typo_budget import TypoBudget
 from retrieval_bench.types import Run
@@ -243,48 +244,64 @@ class TantivyBackend:
         return dict(ranked[:k])
 
 
-@RETRIEVERS.register("fuzzy")
 class FuzzyRetriever(Retriever):
     """Typo-tolerant full-text search over code tokens (see module doc).
 
-    Parameters:
+    Parameters (:class:`Params`):
         backend: ``"tantivy"`` (embedded) or ``"meilisearch"``; default:
             Meilisearch when ``url`` is given, tantivy otherwise.
         url, api_key: the Meilisearch server and its key.
         index_uid: Meilisearch index name; default ``rbench_<hash>`` of the
             chunk ids and tokenizer, so an unchanged corpus reuses its index.
-        typo_budget: a :class:`TypoBudget`, ``{one_typo, two_typos}`` or ``[N, M]``.
+        typo_budget: a :class:`TypoBudget`, ``{one_typo, two_typos}`` or ``[N, M]``
+            (read by :meth:`TypoBudget.of`).
         include_path: index the tokens of each chunk's path too.
         fuzzy_weight: tantivy: score factor per edit of an expansion, in (0, 1].
         max_expansions: tantivy: indexed terms one query term may expand to.
         fuzzy_first_char: tantivy: let typos hit the first character too.
         batch_size, timeout_s: Meilisearch: documents per upload request;
             seconds to wait for one request or task.
-        stopwords, min_len, digits, tokenizer: as for ``bm25`` (``CodeTokenizer``).
-        name: the run name.
+        stopwords, min_len, digits: as for ``bm25`` (``CodeTokenizer``).
+
+    Keywords besides: ``tokenizer`` (as for ``bm25``); ``name``, the run name.
     """
+
+    class Params(StageParams):
+        backend: str | None = None
+        url: str | None = None
+        api_key: str | None = None
+        index_uid: str | None = None
+        typo_budget: TypoBudget | None = None
+        include_path: bool = True
+        fuzzy_weight: float = 0.5
+        max_expansions: int = 20
+        fuzzy_first_char: bool = False
+        batch_size: int = 1000
+        timeout_s: float = 60.0
+        stopwords: list[str] | None = None
+        min_len: int = 2
+        digits: DigitsMode = "keep"
+
+        @field_validator("typo_budget", mode="before")
+        @classmethod
+        def _budget(cls, value: Any) -> TypoBudget:
+            """Any form :meth:`TypoBudget.of` reads; its ConfigError, unchanged."""
+            return TypoBudget.of(value)
+
+    params: FuzzyRetriever.Params
 
     def __init__(
         self,
+        params: FuzzyRetriever.Params | None = None,
+        /,
         *,
-        backend: str | None = None,
-        url: str | None = None,
-        api_key: str | None = None,
-        index_uid: str | None = None,
-        typo_budget: TypoBudget | Mapping[str, int] | Sequence[int] | None = None,
-        include_path: bool = True,
-        fuzzy_weight: float = 0.5,
-        max_expansions: int = 20,
-        fuzzy_first_char: bool = False,
-        batch_size: int = 1000,
-        timeout_s: float = 60.0,
-        stopwords: Iterable[str] | None = None,
-        min_len: int = 2,
-        digits: DigitsMode = "keep",
         tokenizer: CodeTokenizer | None = None,
         name: str = "fuzzy",
+        **values: Any,
     ) -> None:
-        backend = backend or ("meilisearch" if url else "tantivy")
+        p = self.params = self.Params.of(params, **values)
+        url, fuzzy_weight, max_expansions = p.url, p.fuzzy_weight, p.max_expansions
+        backend = p.backend or ("meilisearch" if url else "tantivy")
         if backend not in BACKENDS:
             raise ConfigError(f"fuzzy: backend {backend!r} is not one of {', '.join(BACKENDS)}")
         if backend == "meilisearch" and not url:
@@ -298,26 +315,26 @@ class FuzzyRetriever(Retriever):
         super().__init__()
         self.name = name
         self.backend = backend
-        self.budget = TypoBudget.of(typo_budget)
-        self.include_path = include_path
-        self.tokenizer = tokenizer or CodeTokenizer(stopwords, min_len=min_len, digits=digits)
+        self.budget = TypoBudget.of(p.typo_budget)
+        self.include_path = p.include_path
+        self.tokenizer = tokenizer or CodeTokenizer(p.stopwords, min_len=p.min_len, digits=p.digits)
         self._tantivy: TantivyBackend | None = None
         self._meili: MeiliBackend | None = None
         if url is None:
             self._tantivy = TantivyBackend(
-                self.budget, fuzzy_weight, max_expansions, fuzzy_first_char
+                self.budget, fuzzy_weight, max_expansions, p.fuzzy_first_char
             )
         else:
             from retrieval_bench.retrieval.meili import MeiliBackend  # imports the client
 
             self._meili = MeiliBackend(
                 url,
-                api_key=api_key,
-                index_uid=index_uid,
+                api_key=p.api_key,
+                index_uid=p.index_uid,
                 budget=self.budget,
-                include_path=include_path,
-                batch_size=batch_size,
-                timeout_s=timeout_s,
+                include_path=p.include_path,
+                batch_size=p.batch_size,
+                timeout_s=p.timeout_s,
             )
 
     def config(self) -> dict[str, Any]:

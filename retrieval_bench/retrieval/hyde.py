@@ -36,13 +36,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from retrieval_bench.chunking.languages import language_for_path
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import Embedder
 from retrieval_bench.llm.base import LLM, Completion, chat_request
 from retrieval_bench.llm.prompt_files import read_prompt_text
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.types import Chunk, Run
 
@@ -221,66 +220,62 @@ def strip_code_fences(text: str) -> str:
     return "\n\n".join("\n".join(b).strip("\n") for b in blocks if "".join(b).strip()).strip()
 
 
-@RETRIEVERS.register("hyde")
 class HydeRetriever(Retriever):
     """Dense search with an LLM-written hypothetical snippet per question (module doc).
 
-    Parameters:
-        llm: the model (required; the harness injects it).
-        rung: "plain" | "language" | "tree".
-        max_tokens, temperature: of the snippet call.
-        include_query: embed "question + blank line + snippet" instead of the snippet.
-        tree_chars: size cap of the file tree of the "tree" rung.
-        model_path, batch_size, threads, index_uri, cache_dir, embedder: as for
-            :class:`~retrieval_bench.retrieval.dense.DenseRetriever`, which does
-            the embedding and the search.
+    Parameters (:class:`HydeRetriever.Params`): those of
+    :class:`~retrieval_bench.retrieval.dense.DenseRetriever`, which does the
+    embedding and the search, and
+
+    * ``rung``: "plain" | "language" | "tree";
+    * ``max_tokens``, ``temperature``: of the snippet call;
+    * ``include_query``: embed "question + blank line + snippet" instead of the snippet;
+    * ``tree_chars``: size cap of the file tree of the "tree" rung.
+
+    Keywords: ``llm``, the model (required; the harness injects it); ``embedder``,
+    as for the dense retriever; ``name``, the default run name.
     """
+
+    class Params(DenseRetriever.Params):
+        rung: str = "plain"
+        max_tokens: int = 200
+        # ``float | int``: an int stays one, as given (it is part of the LLM cache key)
+        temperature: float | int = 0.0
+        include_query: bool = True
+        tree_chars: int = 900
 
     needs_llm = True
     uses_vector_index = True
     uses_embedding_cache = True
+    params: HydeRetriever.Params
 
     def __init__(
         self,
-        llm: LLM | None = None,
+        params: HydeRetriever.Params | None = None,
+        /,
         *,
-        rung: str = "plain",
-        max_tokens: int = 200,
-        temperature: float = 0.0,
-        include_query: bool = True,
-        tree_chars: int = 900,
-        model_path: str | None = None,
-        batch_size: int = 64,
-        threads: int | None = None,
-        index_uri: str | None = None,
-        cache_dir: str | None = None,
+        llm: LLM | None = None,
         embedder: Embedder | None = None,
-        device: str | None = None,
         name: str = "hyde",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         if llm is None:
             raise ConfigError("hyde needs a language model: configure an llm for the benchmark")
-        if rung not in RUNGS:
-            raise ConfigError(f"hyde: rung {rung!r} is not one of {', '.join(RUNGS)}")
-        if max_tokens < 1:
-            raise ConfigError(f"hyde: max_tokens must be at least 1, got {max_tokens}")
+        if p.rung not in RUNGS:
+            raise ConfigError(f"hyde: rung {p.rung!r} is not one of {', '.join(RUNGS)}")
+        if p.max_tokens < 1:
+            raise ConfigError(f"hyde: max_tokens must be at least 1, got {p.max_tokens}")
         super().__init__()
         self.llm = llm
-        self.rung = rung
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.include_query = include_query
-        self.tree_chars = tree_chars
+        self.rung = p.rung
+        self.max_tokens = p.max_tokens
+        self.temperature = p.temperature
+        self.include_query = p.include_query
+        self.tree_chars = p.tree_chars
         self.name = name
-        self.dense = DenseRetriever(
-            model_path=model_path,
-            batch_size=batch_size,
-            threads=threads,
-            index_uri=index_uri,
-            cache_dir=cache_dir,
-            embedder=embedder,
-            device=device,
-        )
+        inner = {k: getattr(p, k) for k in DenseRetriever.Params.model_fields}
+        self.dense = DenseRetriever(DenseRetriever.Params.of(inner), embedder=embedder)
         self.languages: list[str] = []
         """Dominant languages of the indexed corpus (see :func:`dominant_languages`)."""
         self.tree = ""
@@ -289,6 +284,11 @@ class HydeRetriever(Retriever):
         """query id → ``{"snippet": text | None, "prompt_rung": rung}`` of the last search."""
         self.failures: dict[str, str] = {}
         """query id → why the model's snippet could not be used (last search)."""
+
+    @classmethod
+    def uses_vector_index_for(cls, params: Mapping[str, Any]) -> bool:
+        """As :meth:`DenseRetriever.uses_vector_index_for` (an ONNX backend does not)."""
+        return DenseRetriever.uses_vector_index_for(params)
 
     @property
     def embedder(self) -> Embedder:

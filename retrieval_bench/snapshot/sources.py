@@ -35,6 +35,7 @@ from retrieval_bench.errors import SnapshotError
 from retrieval_bench.snapshot import Snapshot, file_sha256, read_unpack_meta, unpack_archive
 from retrieval_bench.snapshot.build import build_aside, run_command
 from retrieval_bench.snapshot.mirrors import check_source, mirror_commits, mirror_path
+from retrieval_bench.store.io import write_bytes_atomically
 
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 DEFAULT_REPO_URL = "https://github.com/{repo}.git"
@@ -379,16 +380,7 @@ def _fill_store(repo: str, mirror: Path, store: str, blobs: set[tuple[str, bool]
 
 
 def _store_blob(dest: str, data: bytes, executable: bool) -> None:
-    import tempfile
-
-    folder, _, name = dest.rpartition("/")
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o555 if executable else 0o444)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write one blob, read-only: not fsync-ed one by one (a tree is thousands of
+    blobs; as before, the rename alone keeps a reader from half a blob)."""
+    os.makedirs(dest.rpartition("/")[0], exist_ok=True)
+    write_bytes_atomically(dest, data, mode=0o555 if executable else 0o444, sync=False)

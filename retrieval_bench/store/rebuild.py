@@ -31,6 +31,7 @@ from retrieval_bench.store.corrupt import CorruptDBError, is_corrupt, move_aside
 from retrieval_bench.store.db import ResultsDB
 from retrieval_bench.store.runfile import RUN_FILE, QueryRow, import_run, query_metric_rows
 from retrieval_bench.store.salvage import Salvage, salvage
+from retrieval_bench.store.stored_config import StoredConfig
 from retrieval_bench.store.sweepfile import SWEEP_FILE, import_sweep
 from retrieval_bench.workspace import Workspace
 
@@ -189,6 +190,7 @@ def _legacy_run(folder: Path, rows: list[QueryRow]) -> dict[str, Any]:
     """run.json-shaped data from a folder written before run.json existed."""
     saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     config, prov = saved.get("config") or {}, saved.get("provenance") or {}
+    stored = StoredConfig.of(config)
     datasets: dict[str, str] = {}  # query id → dataset
     metrics_file = folder / "query_metrics.jsonl"
     if metrics_file.is_file():
@@ -200,8 +202,7 @@ def _legacy_run(folder: Path, rows: list[QueryRow]) -> dict[str, Any]:
     if len(set(datasets.values())) > 1:
         for qid, name in datasets.items():
             members.setdefault(f"dataset={name}", set()).add(qid)
-    order = [str(s.get("id") or s.get("name")) for kind in ("retrievers", "fusions", "rerankers")
-             for s in config.get(kind, []) if isinstance(s, dict)]  # fmt: skip
+    order = stored.stage_labels
     per_stage: dict[str, dict[str, dict[str, float | None]]] = {}
     for stage, qid, metric, value in rows:
         per_stage.setdefault(stage, {}).setdefault(qid, {})[metric] = value
@@ -217,7 +218,7 @@ def _legacy_run(folder: Path, rows: list[QueryRow]) -> dict[str, Any]:
     return {
         "run": {
             "id": folder.name,
-            "name": str(config.get("name") or folder.name),
+            "name": stored.name or folder.name,
             "created_at": _created_at(folder.name),
             "status": "done" if rows else "failed",
             "error": None if rows else "rebuilt from results/: the run left no per-query metrics",

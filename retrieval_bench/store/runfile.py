@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.store.io import write_text_atomically
 
 __all__ = ["RUN_FILE", "export_run", "import_run", "query_metric_rows", "save_run_file"]
 
@@ -103,14 +104,13 @@ def export_run(
 def save_run_file(
     db: ResultsDB, run_id: str, folder: Path, per_query_elsewhere: Collection[str] = ()
 ) -> Path | None:
-    """Write ``folder/run.json`` from the database; a failure to write is logged, not
+    """Write ``folder/run.json`` from the database, atomically (a reader never sees
+    half a file, a killed write leaves the previous one); a failure to write is logged, not
     raised (the run itself is stored; only a later rebuild would miss it)."""
     try:
         data = export_run(db, run_id, per_query_elsewhere)
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{RUN_FILE}.tmp"
-        tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
-        tmp.replace(folder / RUN_FILE)
+        write_text_atomically(folder / RUN_FILE, json.dumps(data, indent=1, default=str))
     except OSError as exc:
         log.warning("could not write %s: %s", folder / RUN_FILE, exc)
         return None

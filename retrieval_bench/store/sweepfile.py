@@ -11,13 +11,12 @@ cell whose run is not in the database is loaded without it.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from retrieval_bench.store.db import ResultsDB
+from retrieval_bench.store.io import write_text_atomically
 
 __all__ = ["SWEEP_FILE", "export_sweep", "import_sweep", "save_sweep_file"]
 
@@ -67,17 +66,11 @@ def export_sweep(db: ResultsDB, sweep_id: str) -> dict[str, Any]:
 
 
 def save_sweep_file(db: ResultsDB, sweep_id: str, folder: Path) -> None:
-    """Write ``folder/sweep.json`` atomically (a killed write leaves the previous one)."""
+    """Write ``folder/sweep.json`` atomically (a killed write leaves the previous one),
+    mode 0600 as it has always been written."""
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(export_sweep(db, sweep_id), indent=1, sort_keys=True, default=str)
-    fd, tmp = tempfile.mkstemp(prefix=f".{SWEEP_FILE}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-        os.replace(tmp, folder / SWEEP_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomically(folder / SWEEP_FILE, text + "\n", mode=0o600)
 
 
 def import_sweep(db: ResultsDB, data: Mapping[str, Any]) -> bool:

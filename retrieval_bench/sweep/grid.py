@@ -36,9 +36,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from retrieval_bench.config import BenchmarkConfig
+from retrieval_bench.contracts.registry import CHUNKERS
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.run import validate
-from retrieval_bench.registry import CHUNKERS
 from retrieval_bench.specs import format_validation_error
 from retrieval_bench.sweep.paths import STAGE_LISTS, Target, normalised, target, text
 from retrieval_bench.sweep.spec import SweepSpec, with_objective
@@ -225,9 +225,8 @@ def _renamed_chunker(base: BenchmarkConfig, name: str) -> dict[str, Any]:
     spec = base.chunker
     params = spec.params()
     if name != spec.name:
-        accepted = validate.accepted_parameters(CHUNKERS.get(name))
-        if accepted is not None:
-            params = {k: v for k, v in params.items() if k in accepted}
+        accepted = CHUNKERS.params_of(name).model_fields
+        params = {k: v for k, v in params.items() if k in accepted}
     return {"name": name, "id": spec.id, **copy.deepcopy(params)}
 
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
+from retrieval_bench.contracts.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.run import validate
-from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.plan import entry_keys
 
 STAGE_LISTS: dict[str, Registry[Any]] = {
     "retrievers": RETRIEVERS,
@@ -191,11 +191,8 @@ def _takes(valid: set[str] | None, param: str) -> bool:
 
 
 def valid_parameters(stages: Registry[Any], name: str) -> set[str] | None:
-    """The parameters a ``name`` entry may set (None: any, its factory takes ``**kwargs``)."""
-    accepted = validate.accepted_parameters(stages.get(name))
-    if accepted is None:
-        return None
-    return (accepted - validate.INJECTED) | validate.STAGE_KEYS.get(stages.kind, frozenset())
+    """The keys a ``name`` entry may set: its ``Params`` and its kind's graph keys."""
+    return set(entry_keys(stages, name))
 
 
 def check_param(stages: Registry[Any], name: str, param: str | None, where: str) -> None:

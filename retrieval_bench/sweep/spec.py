@@ -22,7 +22,7 @@ a parameter of the base config is checked when the grid is expanded
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +172,10 @@ def parse_sweep(data: Any, source: str = "config") -> SweepSpec:
 
 
 def load_sweep_config(
-    path: Path | str, base_dir: Path | None = None, data_root: Path | None = None
+    path: Path | str,
+    base_dir: Path | None = None,
+    data_root: Path | None = None,
+    edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> tuple[BenchmarkConfig, SweepSpec]:
     """The base config and the ``sweep:`` section of a YAML or TOML file.
 
@@ -182,11 +185,14 @@ def load_sweep_config(
     in the grid's alternatives too). The base's ``metrics`` gain the objective's
     cut-off (:func:`with_objective`). A file without ``sweep:`` is a
     :class:`ConfigError`: ``rbench run`` is for plain configs. ``data_root`` is
-    ``--data-root`` (:func:`~retrieval_bench.config.load_parsed`).
+    ``--data-root`` (:func:`~retrieval_bench.config.load_parsed`); ``edit`` changes the
+    base's mapping before it is validated (the command line's overrides).
     """
     path = Path(path)
     data = read_mapping(path, "config file", "sweep config", "at the top level")
     raw = data.pop("sweep", None)
+    if edit is not None:
+        data = edit(data)
     if raw is None:
         raise ConfigError(f"{path} has no sweep: section; rbench run runs a plain config")
     folder = base_dir or path.resolve().parent

@@ -6,8 +6,7 @@ renders them as a page naming the file).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,9 @@ from urllib.parse import quote, urlencode
 
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.store.db import ResultsDB, RunRecord
+from retrieval_bench.store.run_folder import QUERIES_FILE, ResultsFileError
+from retrieval_bench.store.run_folder import read_queries as read_run_queries
+from retrieval_bench.store.stored_config import StoredConfig
 from retrieval_bench.workspace import Workspace
 
 __all__ = [
@@ -34,14 +36,6 @@ __all__ = [
 
 class PageNotFoundError(RBenchError):
     """The page asks for something the run does not have (a stage, a query)."""
-
-
-class ResultsFileError(RBenchError):
-    """A file of a run's results folder cannot be read; the message names file and line."""
-
-    def __init__(self, message: str, path: Path) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 @contextmanager
@@ -87,35 +81,20 @@ def dataset_key(run: RunRecord) -> str | None:
 
 def dataset_names(run: RunRecord) -> list[str]:
     """The names of the datasets in the run's config."""
-    datasets = run.config.get("datasets")
-    if not isinstance(datasets, list):
-        return []
-    return [str(d["name"]) for d in datasets if isinstance(d, dict) and d.get("name")]
+    return StoredConfig.of(run.config).dataset_names
 
 
-def table_k(config: dict[str, Any]) -> int:
-    """The cut-off the run's tables show."""
-    return int(config.get("table_k") or 5)
+def table_k(config: Mapping[str, Any]) -> int:
+    """The cut-off the run's tables show (the config's ``table_k``, by default
+    :data:`~retrieval_bench.config_defaults.TABLE_K`, as ``rbench show``)."""
+    return StoredConfig.of(config).table_k
 
 
 def read_queries(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
-    """The run's ``queries.jsonl`` (empty when absent); :class:`ResultsFileError` on a
-    line that is not a JSON object with a ``query_id``."""
-    path = run_dir(ws, run_id) / "queries.jsonl"
-    if not path.exists():
+    """The run's ``queries.jsonl`` (empty when absent); :class:`ResultsFileError`
+    naming the file and line when it cannot be read
+    (:func:`retrieval_bench.store.run_folder.read_queries`)."""
+    folder = run_dir(ws, run_id)
+    if not (folder / QUERIES_FILE).exists():
         return []
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ResultsFileError(
-                    f"{path}:{lineno}: not valid JSON ({exc.msg})", path
-                ) from exc
-            if not isinstance(rec, dict) or "query_id" not in rec:
-                raise ResultsFileError(f"{path}:{lineno}: not a query record", path)
-            out.append(rec)
-    return out
+    return read_run_queries(folder)

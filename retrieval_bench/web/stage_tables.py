@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.harness.compare.paired import decode
-from retrieval_bench.harness.run.level_tables import level_views, stored_levels, unmapped_note
+from retrieval_bench.harness.run.level_tables import level_views, unmapped_note
 from retrieval_bench.harness.run.report import (
     paired_cells,
     paired_header,
@@ -27,6 +27,7 @@ from retrieval_bench.harness.run.report import (
     stage_columns,
     stage_label,
 )
+from retrieval_bench.store.stored_config import StoredConfig
 from retrieval_bench.web.html import esc, metric_cell, table
 
 __all__ = ["headline", "stage_metric_columns", "stage_tables"]
@@ -34,22 +35,24 @@ __all__ = ["headline", "stage_metric_columns", "stage_tables"]
 Table = Mapping[str, Mapping[str, float]]
 
 
-def stage_metric_columns(config: Mapping[str, Any], k: int) -> list[str]:
+def stage_metric_columns(config: StoredConfig | Mapping[str, Any], k: int) -> list[str]:
     """The CLI's columns at ``k`` and the run's budgets, the config's ``table_columns``
     before ``lost``, and ``failed`` after it."""
-    spec = config.get("metrics")
-    budgets = spec.get("budgets", [8000]) if isinstance(spec, dict) else [8000]
-    cols = stage_columns(k, budgets)
-    extra = [str(c) for c in config.get("table_columns") or [] if c not in cols]
+    stored = StoredConfig.of(config)
+    cols = stage_columns(k, stored.budgets)
+    extra = [c for c in stored.table_columns if c not in cols]
     at = cols.index("lost")
     return [*cols[:at], *extra, "lost", "failed", *cols[at + 1 :]]
 
 
-def stage_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], k: int) -> str:
+def stage_tables(
+    config: StoredConfig | Mapping[str, Any], tbl: Table, stages: Sequence[str], k: int
+) -> str:
     """The per-stage table (id ``stages``) with its notes, then the span-level table
     (id ``spans``) when some stage has span metrics, and the module- and function-level
     tables (ids ``module-level``, ``function-level``) when some stage has those."""
-    metrics = stage_metric_columns(config, k)
+    stored = StoredConfig.of(config)
+    metrics = stage_metric_columns(stored, k)
     view = decode({s: tbl[s] for s in stages})  # the paired columns, when stored
     rows = [
         [esc(stage_label(view, s))] + [metric_cell(m, tbl[s].get(m)) for m in metrics]
@@ -69,13 +72,13 @@ def stage_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], k
             f"top {k} (as <code>rbench run</code> prints them).</p>",
             table(["stage", *spans], span_rows, cls="num", id="spans"),
         ]
-    return "".join(out) + _level_tables(config, tbl, stages, k)
+    return "".join(out) + _level_tables(stored, tbl, stages, k)
 
 
-def _level_tables(config: Mapping[str, Any], tbl: Table, stages: Sequence[str], k: int) -> str:
+def _level_tables(config: StoredConfig, tbl: Table, stages: Sequence[str], k: int) -> str:
     """The module- and function-level tables of the stages that have those measures
     (:func:`level_views`); empty for a run without gold functions."""
-    ks, levels = stored_levels(config)
+    ks, levels = config.ks, config.levels  # the defaults for a run stored before the keys
     shown = {s: tbl[s] for s in stages}
     note = unmapped_note(shown)
     out = []

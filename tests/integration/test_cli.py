@@ -108,9 +108,9 @@ def test_index_then_dense_query_then_update(
 
 
 def test_dataset_ignore_patterns_drop_files_from_the_corpus(workspace: Path) -> None:
-    from retrieval_bench.chunking.base import Chunker
+    from retrieval_bench.contracts.chunker import Chunker
+    from retrieval_bench.contracts.registry import create
     from retrieval_bench.harness.run.prepare import build_corpus
-    from retrieval_bench.registry import create
     from retrieval_bench.snapshot import open_snapshot
     from retrieval_bench.workspace import Workspace
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench.metrics.answer.base import Sample
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.metrics.answer.code_similarity import CosineSimilarity, CrossSimilarity
 from tests.unit.metrics.answer.test_code_similarity import REFERENCE, SEED_CASES, UNRELATED
 

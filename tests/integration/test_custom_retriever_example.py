@@ -12,9 +12,9 @@ from types import ModuleType
 import pytest
 
 from retrieval_bench.config import load_config
+from retrieval_bench.contracts.registry import RETRIEVERS
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.run.runner import run_benchmark
-from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.workspace import Workspace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from retrieval_bench.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, main
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.harness.eval.predictions import build, consistency_reports, judges
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.factory import as_spec
 from retrieval_bench.store.db import ResultsDB
 from tests.fakes.llm import ScriptedLLM

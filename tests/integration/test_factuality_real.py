@@ -16,11 +16,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
 from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.factory import make_llm
 from retrieval_bench.llm.local_server import ServerState
 from retrieval_bench.llm.settings import LLMSpec
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.factuality import (
     ClaimExtractor,
     ClaimsFC,
@@ -110,23 +110,23 @@ def _run(metric: MetricBase, llm: LLMClient) -> list[Score]:
 
 
 def test_claims_fc(llm: LLMClient) -> None:
-    scores = _run(ClaimsFC(llm, round_above=0.4, **CLAIMS), llm)  # type: ignore[arg-type]
+    scores = _run(ClaimsFC(llm=llm, round_above=0.4, **CLAIMS), llm)  # type: ignore[arg-type]
     for s in scores:
         if s.value is not None and "precision" in s.details and s.details["answer_claims"]:
             assert 1 <= (s.details["answer_claims"] or 0) <= 2
 
 
 def test_rubrics_fc(llm: LLMClient) -> None:
-    _run(RubricsFC(llm, max_tokens=16), llm)
+    _run(RubricsFC(llm=llm, max_tokens=16), llm)
 
 
 def test_faithfulness(llm: LLMClient) -> None:
     # one claim per answer: 3 answers x 2 sources x 2 questions (keeps the file short)
-    _run(Faithfulness(llm, max_claims=1, claim_max_tokens=64), llm)
+    _run(Faithfulness(llm=llm, max_claims=1, claim_max_tokens=64), llm)
 
 
 def test_context_relevancy(llm: LLMClient) -> None:
-    _run(ContextRelevancy(llm), llm)
+    _run(ContextRelevancy(llm=llm), llm)
 
 
 def test_helpers(llm: LLMClient) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench.chunking.base import chunk_tree
 from retrieval_bench.config import BenchmarkConfig, parse_config
+from retrieval_bench.contracts.chunker import chunk_tree
 from retrieval_bench.harness.run.prepare import make_chunker
 from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
 from retrieval_bench.workspace import Workspace

@@ -20,9 +20,9 @@ def _python_files(root: Path) -> set[str]:
 
 
 def test_the_swebench_ignore_setting_and_include_keep_every_python_file(workspace: Path) -> None:
-    from retrieval_bench.chunking.base import Chunker
+    from retrieval_bench.contracts.chunker import Chunker
+    from retrieval_bench.contracts.registry import create
     from retrieval_bench.harness.run.prepare import build_corpus
-    from retrieval_bench.registry import create
     from retrieval_bench.snapshot import open_snapshot
     from retrieval_bench.workspace import Workspace
 

@@ -222,7 +222,7 @@ def test_crash_between_table_write_and_manifest_switch(
     def crash(*_args: object) -> None:
         raise Boom("power cut")
 
-    monkeypatch.setattr("retrieval_bench.index.store.os.replace", crash)
+    monkeypatch.setattr("retrieval_bench.store.io.os.replace", crash)
     _write(repo, {"app/new.py": "def added():\n    return 1\n"})
     with pytest.raises(Boom):
         index.update(repo)
@@ -340,7 +340,7 @@ def test_minilm_ranks_json_parser_first(
 def test_real_chunkers_with_minilm(
     chunker_name: str, minilm: SentenceTransformerEmbedder, repo: Path, tmp_path: Path
 ) -> None:
-    registry = pytest.importorskip("retrieval_bench.registry")
+    registry = pytest.importorskip("retrieval_bench.contracts.registry")
     try:
         chunker = registry.create("chunkers", chunker_name)
     except Exception as exc:  # the chunkers are written in parallel; skip until they land

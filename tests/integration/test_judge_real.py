@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import Sample, Score
 from retrieval_bench.llm.cache import ResponseCache
 from retrieval_bench.llm.client import LLMClient
 from retrieval_bench.llm.factory import make_llm
 from retrieval_bench.llm.local_server import ServerState
 from retrieval_bench.llm.settings import LLMSpec
-from retrieval_bench.metrics.answer.base import Sample, Score
 from retrieval_bench.metrics.answer.judge import LLMJudge
 from retrieval_bench.metrics.answer.judge_consistency import consistency
 from retrieval_bench.workspace import Workspace
@@ -74,7 +74,7 @@ def _show(title: str, samples: list[Sample], scores: list[Score]) -> None:
 
 def test_scale_judge_scores_right_and_wrong_answers(llm: LLMClient) -> None:
     samples = _samples()
-    judge = LLMJudge(llm, max_tokens=4)
+    judge = LLMJudge(llm=llm, max_tokens=4)
     scores = judge.score_samples(samples)
     _show("scale_1_5 judge (SmolLM2-135M):", samples, scores)
     _check(scores, {0.2, 0.4, 0.6, 0.8, 1.0})
@@ -85,7 +85,7 @@ def test_scale_judge_scores_right_and_wrong_answers(llm: LLMClient) -> None:
 
 def test_yes_no_judge(llm: LLMClient) -> None:
     samples = _samples()
-    judge = LLMJudge(llm, template_file="judge_yes_no", extractor="yes_no", max_tokens=2)
+    judge = LLMJudge(llm=llm, template_file="judge_yes_no", extractor="yes_no", max_tokens=2)
     scores = judge.score_samples(samples)
     _show("yes_no judge (SmolLM2-135M):", samples, scores)
     _check(scores, {0.0, 1.0})
@@ -94,7 +94,7 @@ def test_yes_no_judge(llm: LLMClient) -> None:
 
 def test_consistency_repeats_reach_the_model(llm: LLMClient, tmp_path: Path) -> None:
     samples = _samples()[:3]
-    judge = LLMJudge(llm, max_tokens=4)
+    judge = LLMJudge(llm=llm, max_tokens=4)
     report = consistency(judge, samples, repeats=3, temperature=0.7)
     print("\n" + report.format())
     # 9 distinct requests: every repeat went to the model and was cached under its own key

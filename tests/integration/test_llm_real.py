@@ -169,9 +169,9 @@ def test_server_killed_mid_run_then_resumed_from_cache(tmp_path: Path) -> None:
 
 
 def test_empty_query_makes_no_call(server: ServerState, tmp_path: Path) -> None:
+    from retrieval_bench.contracts.registry import create
     from retrieval_bench.harness.run.prepare import build_corpus
     from retrieval_bench.llm.factory import make_llm
-    from retrieval_bench.registry import create
     from retrieval_bench.snapshot import open_snapshot
 
     ws = Workspace(tmp_path)

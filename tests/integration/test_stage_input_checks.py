@@ -118,4 +118,6 @@ def test_hierarchical_in_the_wrong_roles(
 ) -> None:  # fmt: skip
     fusion = {"name": "hierarchical", "id": "fn", "inputs": inputs, "per_file": per_file}
     err = _stopped(workspace, capsys, _config(tmp_path, [fusion]))
-    assert err.startswith("rbench: error: fusions.0 (fn): hierarchical: ") and message in err, err
+    # a bad value is refused by the stage's Params (naming the key), a role by check_config
+    where = "fusions.0.per_file: " if per_file is not None else "fusions.0 (fn): hierarchical: "
+    assert err.startswith(f"rbench: error: {where}") and message in err, err

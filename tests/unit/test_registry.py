@@ -10,25 +10,27 @@ from typing import Any
 
 import pytest
 
-from retrieval_bench import registry
-from retrieval_bench.config import parse_config
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.fusion import Fusion
+from retrieval_bench.contracts.params import StageParams, StageServices
+from retrieval_bench.contracts.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.contracts.reranker import Reranker
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.harness.run.validate import accepted_parameters, validate_stages
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.rank_fusion.base import Fusion
-from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
-from retrieval_bench.reranking.base import Reranker
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.types import Example, Run
 
 
 class Echo(Retriever):
     """Returns every chunk with score 1."""
 
-    def __init__(self, *, label: str = "echo") -> None:
+    class Params(StageParams):
+        label: str = "echo"
+
+    def __init__(self, params: Echo.Params | None = None, /, **values: Any) -> None:
         super().__init__()
-        self.name = label
+        self.name = self.Params.of(params, **values).label
         self.ids: list[str] = []
 
     def index(self, corpus: Corpus, codebase_index: object = None) -> None:
@@ -99,20 +101,32 @@ def test_every_entry_is_a_subclass_of_its_kind() -> None:
             assert issubclass(stages.type_of(name), stages.base), (kind, name)
 
 
-def test_every_built_in_declares_needs_llm_exactly_when_it_takes_llm() -> None:
-    for kind in ("retrievers", "fusions", "rerankers", "metrics"):
+def test_every_built_in_declares_typed_frozen_params_that_refuse_unknown_keys() -> None:
+    for kind in registry.KINDS:
         stages = registry.registry_for(kind)
         for name in stages.names():
-            accepted = accepted_parameters(stages.get(name)) or set()
-            assert stages.type_of(name).needs_llm == ("llm" in accepted), (kind, name)
+            params = stages.params_of(name)
+            assert issubclass(params, StageParams), (kind, name)
+            config = params.model_config
+            assert config.get("extra") == "forbid" and config.get("frozen"), (kind, name)
+            assert "llm" not in params.model_fields, (kind, name)  # a service, not a parameter
+            with pytest.raises(ConfigError, match="unknown parameter 'no_such_key'"):
+                params.of(no_such_key=1)
+
+
+def test_a_wrapper_nests_its_inner_stages_params() -> None:
+    assert issubclass(RETRIEVERS.params_of("bm25-files"), RETRIEVERS.params_of("bm25"))
 
 
 def test_create_returns_the_kind_and_checks_parameters() -> None:
     rrf = FUSIONS.create("rrf", k_rrf=10)
     assert isinstance(rrf, Fusion) and rrf.failures == {} and rrf.artifacts == {}
     assert isinstance(registry.create("fusions", "concat"), Fusion)  # the kind-string form
-    with pytest.raises(ConfigError, match="fusion 'rrf': bad parameters"):
+    with pytest.raises(ConfigError, match="fusion 'rrf': nonsense: unknown parameter 'nonsense'"):
         FUSIONS.create("rrf", nonsense=1)
+    with pytest.raises(ConfigError, match="fusion 'rrf': k_rrf: Input should be a valid"):
+        FUSIONS.create("rrf", {"k_rrf": "sixty"})
+    assert FUSIONS.create("rrf", FUSIONS.params_of("rrf").of(k_rrf=7)).k_rrf == 7
     with pytest.raises(ConfigError, match=r"unknown reranker 'nope'; choose one of: .*llm-yesno"):
         RERANKERS.get("nope")
     with pytest.raises(ValueError, match="unknown registry kind 'widgets'"):
@@ -207,16 +221,9 @@ def test_trainable_and_fit_go_together() -> None:
 
 
 class NeedsModel(Reranker):
-    """Declares needs_llm but takes no llm."""
+    """Declares needs_llm: the harness hands it the run's client."""
 
     needs_llm = True
-
-    def rerank(self, queries: Mapping[str, str], run: Run, corpus: Corpus, k: int) -> Run:
-        return run
-
-
-class HidesModel(Reranker):
-    """Takes an llm without declaring needs_llm."""
 
     def __init__(self, llm: LLM | None = None) -> None:
         super().__init__()
@@ -226,20 +233,11 @@ class HidesModel(Reranker):
         return run
 
 
-@pytest.mark.parametrize(
-    ("stage", "why"),
-    [(NeedsModel, "declares needs_llm = True but takes no llm"), (HidesModel, "does not declare")],
-)
-def test_the_llm_flag_must_match_the_llm_parameter(stage: type[Reranker], why: str) -> None:
-    cfg = parse_config(
-        {
-            "name": "t",
-            "datasets": [{"name": "d", "questions": "q.jsonl", "snapshot": "nowhere"}],
-            "retrievers": [{"name": "bm25"}],
-            "rerankers": [{"name": "odd"}],
-        },
-        "cfg.yaml",
-        Path("/tmp"),
-    )
-    with RERANKERS.registered("odd", stage), pytest.raises(ConfigError, match=why):
-        validate_stages(cfg)
+def test_services_reach_only_the_stages_that_declare_them() -> None:
+    client = object()
+    with RERANKERS.registered("odd", NeedsModel):
+        made = RERANKERS.create("odd", {}, StageServices(llm=client))
+        assert isinstance(made, NeedsModel) and made.llm is client
+        assert RERANKERS.create("odd", llm=client).llm is client  # the keyword shorthand
+    plain = FUSIONS.create("rrf", {}, StageServices(llm=client))  # declares no llm: none given
+    assert not hasattr(plain, "llm")

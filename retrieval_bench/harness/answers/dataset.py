@@ -10,7 +10,7 @@ Answering (docs/stages.md#answerer) and the answer metrics
    (one ``chat_many`` through the run's shared LLM client). A question the
    input stage failed on gets no call; it is a failed answer with that reason.
 2. :func:`evaluate_answers` — once over every dataset's answers: each answer
-   becomes a :class:`~retrieval_bench.metrics.answer.base.Sample` (prediction = the
+   becomes a :class:`~retrieval_bench.contracts.answer_metric.Sample` (prediction = the
    answer, references = the example's reference answer, contexts = the chunks
    shown, ``meta`` = repo root, gold files, dataset) and the
    :class:`~retrieval_bench.metrics.answer.evaluator.Evaluator` runs the configured
@@ -43,11 +43,11 @@ from typing import Any
 
 from retrieval_bench.answering.answerer import Answer, Answerer, AnswerFailure, AnswerOutcome
 from retrieval_bench.config import ANSWER_STAGE, AnswererSpec
+from retrieval_bench.contracts.answer_metric import Aggregate, MetricBase, Sample, Score, aggregate
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.run.stages import STAGE_ERRORS, StageContext, stage_line
 from retrieval_bench.llm.base import LLM, CallStats
 from retrieval_bench.loads import own_seconds
-from retrieval_bench.metrics.answer.base import Aggregate, MetricBase, Sample, Score, aggregate
 from retrieval_bench.metrics.answer.evaluator import (
     EvaluationResult,
     Evaluator,

@@ -42,6 +42,7 @@ from typing import Any
 
 from retrieval_bench.baseline_spec import STAGE_LEVEL_METRICS
 from retrieval_bench.harness.compare.comparison import higher_is_better
+from retrieval_bench.store.stored_config import StoredConfig, stage_label
 
 ALPHA = 0.05
 """The fusion guard's significance level."""
@@ -111,36 +112,35 @@ class PairedView:
 
 
 def resolve_baseline(
-    config: Mapping[str, Any], stage: str | None = None, metric: str | None = None
+    config: StoredConfig | Mapping[str, Any], stage: str | None = None, metric: str | None = None
 ) -> tuple[str, str]:
-    """(baseline stage, metric) of a config (as JSON data): ``stage``/``metric`` if
-    given, else the config's ``baseline:`` entries, else the first retriever and the
-    first per-query metric of ``table_columns``, else ``R@<table_k>``."""
-    spec = config.get("baseline") or {}
-    stage = stage or spec.get("stage") or _labels(config.get("retrievers") or [])[0]
-    columns = [c for c in config.get("table_columns") or [] if c not in STAGE_LEVEL_METRICS]
+    """(baseline stage, metric) of a config (as JSON data, :class:`StoredConfig`):
+    ``stage``/``metric`` if given, else the config's ``baseline:`` entries, else the
+    first retriever and the first per-query metric of ``table_columns``, else
+    ``R@<table_k>``."""
+    stored = StoredConfig.of(config)
+    spec = stored.baseline
+    stage = stage or spec.get("stage") or stored.retriever_labels[0]
+    columns = [c for c in stored.table_columns if c not in STAGE_LEVEL_METRICS]
     chosen = metric or spec.get("metric") or (columns[0] if columns else None)
-    return stage, chosen or f"R@{int(config.get('table_k', 10))}"
+    return stage, chosen or f"R@{stored.table_k}"
 
 
-def _labels(specs: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [str(s.get("id") or s.get("name")) for s in specs]
-
-
-def fusion_inputs(config: Mapping[str, Any]) -> dict[str, list[str]]:
+def fusion_inputs(config: StoredConfig | Mapping[str, Any]) -> dict[str, list[str]]:
     """Fusion label → the retriever labels it fuses: every retriever but those its
     ``weights`` give weight 0 (a retriever the weights do not name weighs 1); for a
     fusion with a ``model_file`` (``ltr``), the model's ``sources``."""
-    retrievers = _labels(config.get("retrievers") or [])
+    stored = StoredConfig.of(config)
+    retrievers = stored.retriever_labels
     out: dict[str, list[str]] = {}
-    for spec in config.get("fusions") or []:
+    for spec in stored.fusions:
         sources = _model_sources(spec.get("model_file"))
         if sources is not None:
-            out[_labels([spec])[0]] = [r for r in retrievers if r in sources]
+            out[stage_label(spec)] = [r for r in retrievers if r in sources]
             continue
         weights = spec.get("weights")
         weights = weights if isinstance(weights, Mapping) else {}
-        out[_labels([spec])[0]] = [r for r in retrievers if float(weights.get(r, 1.0)) != 0.0]
+        out[stage_label(spec)] = [r for r in retrievers if float(weights.get(r, 1.0)) != 0.0]
     return out
 
 

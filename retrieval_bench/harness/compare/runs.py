@@ -58,6 +58,7 @@ from retrieval_bench.harness.compare.sides import check_same_data, run_side
 from retrieval_bench.harness.run.subsets import subset_members
 from retrieval_bench.metrics import stats
 from retrieval_bench.store.db import ResultsDB, UnknownRunError
+from retrieval_bench.store.stored_config import StoredConfig
 
 __all__ = [
     "DEFAULT_RESAMPLES",
@@ -99,9 +100,11 @@ def parse_target(db: ResultsDB, text: str) -> Target:
 
 
 def _default_metrics(config: Mapping[str, Any]) -> list[str]:
-    k = config.get("table_k")
-    if not isinstance(k, int):
+    """R/nDCG/MRR/F1/P/Acc at a benchmark run's ``table_k``; none for an eval run."""
+    stored = StoredConfig.of(config)
+    if stored.is_eval:
         return []
+    k = stored.table_k
     return [f"R@{k}", f"nDCG@{k}", "MRR", f"F1@{k}", f"P@{k}", f"Acc@{k}"]
 
 

@@ -20,12 +20,13 @@ questions — the very thing such a comparison is for.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.compare.comparison import RunSide
 from retrieval_bench.store.records import RunRecord
+from retrieval_bench.store.run_folder import ResultsFileError, read_queries
+from retrieval_bench.store.stored_config import StoredConfig
 
 __all__ = ["DifferentDataError", "check_same_data", "run_side"]
 
@@ -44,11 +45,10 @@ class DifferentDataError(ConfigError):
 
 def run_side(run: RunRecord) -> RunSide:
     """The config and data ``run`` was measured with, as its record holds them."""
-    datasets = [d for d in run.config.get("datasets") or [] if isinstance(d, dict)]
-    names = [str(d["name"]) for d in datasets if d.get("name")]
-    kind = "eval" if run.config.get("kind") == "eval" else "benchmark"
-    if kind == "eval" and run.config.get("predictions"):
-        names = [str(run.config["predictions"])]
+    stored = StoredConfig.of(run.config)
+    names = stored.dataset_names
+    if stored.is_eval and stored.predictions:
+        names = [stored.predictions]
     recorded = run.provenance.get("datasets")
     per_dataset = {
         str(name): str(info["dataset_fingerprint"])
@@ -63,7 +63,7 @@ def run_side(run: RunRecord) -> RunSide:
         datasets=names,
         dataset_fingerprint=run.dataset_fingerprint,
         dataset_fingerprints=per_dataset,
-        kind=kind,
+        kind=stored.kind,
     )
 
 
@@ -79,18 +79,18 @@ def _fingerprint(side: RunSide, subset: str) -> tuple[str, str] | None:
 
 def question_fingerprints(run_folder: Path) -> dict[str, str] | None:
     """Query id → question fingerprint from a run folder's ``queries.jsonl``; None
-    when the file is absent or unreadable, a line lacks the fingerprint (runs made
-    before it was recorded), or one id names two different questions."""
+    when the file is absent or cannot be read (:func:`read_queries`: then which
+    questions the run scored cannot be told), a line lacks the fingerprint (runs
+    made before it was recorded), or one id names two different questions."""
     out: dict[str, str] = {}
     try:
-        with (run_folder / "queries.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                qid, fp = str(row["query_id"]), row.get("question_fingerprint")
-                if not isinstance(fp, str) or out.setdefault(qid, fp) != fp:
-                    return None
-    except (OSError, ValueError, KeyError, TypeError):
+        rows = read_queries(run_folder)
+    except ResultsFileError:
         return None
+    for row in rows:
+        qid, fp = str(row["query_id"]), row.get("question_fingerprint")
+        if not isinstance(fp, str) or out.setdefault(qid, fp) != fp:
+            return None
     return out
 
 

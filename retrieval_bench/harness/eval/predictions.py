@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.config import load_metric_specs
+from retrieval_bench.contracts.answer_metric import Metric, Sample
 from retrieval_bench.errors import ConfigError, DatasetError
 from retrieval_bench.llm.base import LLM
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.settings import LLMSpec
-from retrieval_bench.metrics.answer.base import Metric, Sample
 from retrieval_bench.metrics.answer.evaluator import EvaluationResult, Evaluator, nan_if_missing
 from retrieval_bench.metrics.answer.factory import (
     DEFAULT_TEXT_METRICS,

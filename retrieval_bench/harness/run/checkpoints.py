@@ -3,7 +3,8 @@ redoing them (docs/architecture.md#executors).
 
 Each finished group's :class:`~retrieval_bench.harness.run.snapshot_work.GroupResult`
 is written to ``results/<run-id>/groups/<key>.pkl`` as soon as it arrives
-(temp file + rename: a kill mid-write leaves no half file). The key is a hash
+(:func:`~retrieval_bench.store.io.open_atomically`, mode 0600: a kill
+mid-write leaves no half file). The key is a hash
 of what the group's results depend on — the results part of the config, the
 dataset, the snapshot and the question ids — so a resumed run takes a
 checkpoint only for the very same work. Failed groups are not kept: a resume
@@ -18,12 +19,11 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+from retrieval_bench.store.io import open_atomically
 from retrieval_bench.version import __version__
 
 log = logging.getLogger(__name__)
@@ -59,14 +59,8 @@ class Checkpoints(Generic[R]):
         if result.failure is not None:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump({"format": FORMAT, "version": __version__, "result": result}, fh)
-            os.replace(tmp, self._path(result.key))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with open_atomically(self._path(result.key), mode=0o600) as fh:
+            pickle.dump({"format": FORMAT, "version": __version__, "result": result}, fh)
 
     def load(self, key: str) -> R | None:
         """The kept result of ``key``, None when there is none (or it is unreadable)."""

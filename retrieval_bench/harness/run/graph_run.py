@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
+from retrieval_bench.contracts.registry import FUSIONS
 from retrieval_bench.harness.run.stages import (
     StageContext,
     fitted_stage_names,
@@ -21,7 +22,6 @@ from retrieval_bench.harness.run.stages import (
     run_reranker,
     run_retriever,
 )
-from retrieval_bench.registry import FUSIONS
 from retrieval_bench.stage_graph import StageGraph, StageNode
 from retrieval_bench.types import Run, StageResult
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.chunking.base import Chunker, chunk_tree
 from retrieval_bench.chunking.cache import (
     ChunkCache,
     ChunkStats,
@@ -29,6 +28,8 @@ from retrieval_bench.chunking.cache import (
     chunk_tree_cached,
 )
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec, StageSpec
+from retrieval_bench.contracts.chunker import Chunker, chunk_tree
+from retrieval_bench.contracts.registry import CHUNKERS, RETRIEVERS
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.jsonl import (
     LoadResult,
@@ -44,7 +45,6 @@ from retrieval_bench.errors import DatasetError, SnapshotError
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress, for_label
-from retrieval_bench.registry import CHUNKERS, RETRIEVERS
 from retrieval_bench.snapshot import Snapshot, devset_manifest_sha, open_snapshot
 from retrieval_bench.snapshot.sources import is_tarball, open_tarball
 from retrieval_bench.types import Example

@@ -3,12 +3,12 @@ inputs in given roles (docs/stages.md#hierarchical).
 
 Whether a run ranks files (``file:<path>`` ids) or chunks is known for sure only
 when it has run; but the stage classes say what their contract promises
-(:meth:`~retrieval_bench.stage.Stage.ranks_for`: ``bm25-files``, ``ltr`` and
+(:meth:`~retrieval_bench.contracts.stage.Stage.ranks_for`: ``bm25-files``, ``ltr`` and
 ``code-graph`` rank files, the other retrievers chunks, a reranker its input's
 ids, a fusion files once its inputs are lifted to files). Walking the stage graph
 in the order it runs gives every stage's answer (None where the classes cannot
 tell: a plug-in that says nothing), and each stage then checks its parameter
-values and its inputs' roles (:meth:`~retrieval_bench.stage.Stage.check_config`):
+values and its inputs' roles (:meth:`~retrieval_bench.contracts.stage.Stage.check_config`):
 ``hierarchical`` wants two inputs, files then chunks. A mistake there would fail
 every question of a run that still says ``done``; here it is a
 :class:`~retrieval_bench.errors.ConfigError` naming the entry, before any work.
@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
+from retrieval_bench.contracts.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.contracts.stage import Ranks, Stage
 from retrieval_bench.errors import ConfigError, RBenchError
-from retrieval_bench.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.specs import StageSpec
-from retrieval_bench.stage import Ranks, Stage
 
 
 def config_entries(cfg: BenchmarkConfig) -> Iterable[tuple[Registry[Any], str, StageSpec]]:
@@ -41,7 +41,7 @@ def config_entries(cfg: BenchmarkConfig) -> Iterable[tuple[Registry[Any], str, S
 
 
 def check_roles(cfg: BenchmarkConfig) -> dict[str, Ranks | None]:
-    """Every stage's :meth:`~retrieval_bench.stage.Stage.check_config`, in graph order;
+    """Every stage's :meth:`~retrieval_bench.contracts.stage.Stage.check_config`, in graph order;
     returns what each stage ranks (label → ``files``, ``chunks`` or None). The first
     problem raises :class:`ConfigError` (``fusions.2 (files-fn): hierarchical: ...``)."""
     entries = {spec.label: (stages, where) for stages, where, spec in config_entries(cfg)

@@ -10,6 +10,7 @@ database rows (which ``rbench compare`` and the web UI read) recorded by
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -48,7 +49,9 @@ from retrieval_bench.harness.run.snapshot_work import (
 from retrieval_bench.harness.run.validate import check_stage_inputs, validate_stages
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.loads import loads_since
+from retrieval_bench.plan import Plan
 from retrieval_bench.store.db import ResultsDB, failure_reason
+from retrieval_bench.store.io import write_text_atomically
 from retrieval_bench.store.runfile import save_run_file
 from retrieval_bench.workspace import Workspace
 
@@ -181,13 +184,14 @@ def _check_answer_metrics(cfg: BenchmarkConfig) -> None:
 
 
 def run_benchmark(
-    cfg: BenchmarkConfig,
+    cfg: BenchmarkConfig | Plan,
     ws: Workspace | None = None,
     progress: Progress | None = None,
     on_dataset: Callable[[PreparedDataset], None] | None = None,
     resume: str | None = None,
 ) -> BenchmarkResult:
-    """Run the configured benchmark end to end and store everything.
+    """Run the configured benchmark (a config, or its compiled :class:`Plan`) end to
+    end and store everything, the plan as ``plan.json``.
 
     The run is recorded (a ``running`` row and ``run.json``) before the first
     work, so a run killed while a snapshot is opened or its first index built
@@ -200,7 +204,8 @@ def run_benchmark(
     without redoing its finished groups.
     """
     ws = ws or Workspace.default()
-    validate_stages(cfg)  # stage names and parameters, before any work
+    plan = validate_stages(cfg)  # compiled once: stage names and parameters, before any work
+    cfg = plan.config
     _check_answer_metrics(cfg)
     for spec in cfg.datasets:  # every dataset's questions, before any is chunked or indexed
         select_questions(spec)
@@ -245,6 +250,7 @@ def run_benchmark(
         result.out_dir = ws.results_dir / run_id
         prov["question_counts"] = question_counts(result)
         write_outputs(result, result.out_dir, prov)
+        write_text_atomically(result.out_dir / "plan.json", json.dumps(plan.to_json(), indent=2))
         db.finish_run(run_id, "done", record_results(db, result, prov, prepared))
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec
+from retrieval_bench.contracts.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.harness.answers.dataset import DatasetAnswers, answer_dataset
@@ -36,7 +37,6 @@ from retrieval_bench.harness.run.results import DatasetOutcome
 from retrieval_bench.harness.run.stages import StageContext, any_needs_llm
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
-from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.snapshot import Snapshot, open_snapshot
 from retrieval_bench.snapshot.refs import SnapshotRef
 from retrieval_bench.snapshot.sources import open_repo, open_tarball, repo_locations, repo_source

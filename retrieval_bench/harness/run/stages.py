@@ -2,7 +2,7 @@
 (the loop over a config's stage graph: :mod:`retrieval_bench.harness.run.graph_run`).
 
 Wiring conventions (no if/elif per strategy): the harness reads what a stage
-needs from the flags its class declares (:class:`~retrieval_bench.stage.Stage`,
+needs from the flags its class declares (:class:`~retrieval_bench.contracts.stage.Stage`,
 docs/extending.md), never from its signature:
 
 * a stage declaring ``needs_llm`` gets the run's shared LLM client as
@@ -40,6 +40,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from retrieval_bench.contracts.fusion import Fusion
+from retrieval_bench.contracts.params import StageServices
+from retrieval_bench.contracts.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
+from retrieval_bench.contracts.retriever import Retriever
+from retrieval_bench.contracts.stage import Stage
 from retrieval_bench.errors import ConfigError, RBenchError
 from retrieval_bench.harness.run.prepare import PreparedDataset
 from retrieval_bench.llm.base import LLM, CallStats
@@ -47,13 +52,9 @@ from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.llm.reporting import ReportingLLM
 from retrieval_bench.loads import own_seconds
 from retrieval_bench.progress import Progress
-from retrieval_bench.rank_fusion.base import Fusion
-from retrieval_bench.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.runs.file_ids import has_file_ids
 from retrieval_bench.runs.lifting import file_level_run
 from retrieval_bench.specs import StageSpec
-from retrieval_bench.stage import Stage
 from retrieval_bench.stage_graph import GRAPH_KEYS, StageNode
 from retrieval_bench.types import Run, StageResult
 from retrieval_bench.workspace import Workspace
@@ -65,7 +66,7 @@ S = TypeVar("S", bound=Stage)
 
 def any_needs_llm(stages: Iterable[tuple[Registry[Any], Sequence[StageSpec]]]) -> bool:
     """Whether some configured stage calls the model (``(registry, specs)`` pairs):
-    :meth:`~retrieval_bench.stage.Stage.needs_llm_for` its parameters, so ``exact``
+    :meth:`~retrieval_bench.contracts.stage.Stage.needs_llm_for` its parameters, so ``exact``
     with ``terms: identifiers`` does not, though its class declares ``needs_llm``."""
     return any(
         reg.type_of(s.name).needs_llm_for(s.params()) for reg, specs in stages for s in specs
@@ -97,20 +98,20 @@ class StageContext:
             return llm
         return ReportingLLM(llm, self.progress, f"[{self.ds.spec.name}] {stage}")
 
-    def create(self, stages: Registry[S], spec: StageSpec, drop: Sequence[str] = ()) -> S:
-        """Build ``spec`` from ``stages``, giving it the LLM when its class declares
-        ``needs_llm`` (the lazy handle: the server starts only if the stage calls it)
-        and the run's embedding cache folder when it declares ``uses_embedding_cache``
-        (a ``cache_dir`` in the stage's config wins)."""
-        params = {k: v for k, v in spec.params().items() if k not in GRAPH_KEYS and k not in drop}
-        kind = stages.type_of(spec.name)
-        if kind.needs_llm:
-            params["llm"] = self.tracked(self.llm, spec.label)
-        if kind.uses_embedding_cache and self.ws is not None and params.get("cache_dir") is None:
-            params["cache_dir"] = str(self.ws.embeddings_uri)
-        if kind.uses_facts_cache and self.ws is not None:
-            params["facts_cache"] = str(self.ws.cache_dir / "facts")
-        return stages.create(spec.name, **params)
+    def create(self, stages: Registry[S], spec: StageSpec) -> S:
+        """Build ``spec`` from ``stages`` with the run's services: the LLM (the lazy
+        handle, reporting its calls as this stage's progress: the server starts only
+        if the stage calls it) and the workspace's embedding and code-facts caches
+        (:class:`~retrieval_bench.contracts.params.StageServices`; each stage gets
+        the ones its class declares it uses)."""
+        params = {k: v for k, v in spec.params().items() if k not in GRAPH_KEYS}
+        ws = self.ws
+        services = StageServices(
+            llm=self.tracked(self.llm, spec.label) if stages.type_of(spec.name).needs_llm else None,
+            embedding_cache=None if ws is None else str(ws.embeddings_uri),
+            facts_cache=None if ws is None else str(ws.cache_dir / "facts"),
+        )
+        return stages.create(spec.name, params, services)
 
     def finished(self, result: StageResult) -> StageResult:
         """Print the stage's line (time, LLM use, loads, failures) and return ``result``."""

@@ -33,9 +33,10 @@ import math
 from collections.abc import Callable
 from typing import Any, Self
 
-from retrieval_bench import registry
+from retrieval_bench.contracts.answer_metric import Metric, MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageServices
+from retrieval_bench.contracts.registry import METRICS
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.metrics.answer.base import Metric, MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.composite import (
     AGGREGATIONS,
     MISSING_POLICIES,
@@ -137,13 +138,23 @@ class MetricBuilder:
         return self
 
     def part(
-        self, metric: str, /, *, weight: float = 1.0, label: str | None = None, **params: Any
+        self,
+        metric: str,
+        /,
+        *,
+        weight: float = 1.0,
+        label: str | None = None,
+        name: str | None = None,
+        llm: LLM | None = None,
+        **params: Any,
     ) -> Self:
-        """Add the metric registered as ``metric``, made with ``params`` (which may include
-        the metric's own ``name``); ``label`` renames it afterwards."""
-        built = registry.create("metrics", metric, **params)
-        if label is not None:
-            built.name = label
+        """Add the metric registered as ``metric``, made with ``params`` (its ``Params``)
+        and ``llm`` (for a metric that declares ``needs_llm``); ``name`` or ``label``
+        renames it (``label`` wins)."""
+        built = METRICS.create(metric, params, StageServices(llm=llm))
+        renamed = label if label is not None else name
+        if renamed is not None:
+            built.name = renamed
         return self.add(built, weight=weight)
 
     def custom(
@@ -203,7 +214,7 @@ class MetricBuilder:
             renamed.name = name
             return renamed
         return Composite(
-            self._parts,
+            parts=self._parts,
             weights=self._weights,
             aggregation=self._aggregation,
             name=name or "composite",

@@ -85,13 +85,15 @@ import functools
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from pydantic import StrictFloat
 
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.index.embed import Embedder, SentenceTransformerEmbedder, normalize_rows
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.code_segments import SEGMENT_MODES, SegmentBy, segment_blocks
-from retrieval_bench.registry import register
 
 Vectors = Mapping[str, np.ndarray]
 
@@ -188,10 +190,21 @@ class EmbeddingMetric(MetricBase):
 
     :meth:`score_samples` splits every block of the batch into units, embeds
     each distinct unit once in a single ``embedder.embed`` call, then compares.
-    A sample that cannot be split or compared becomes a missing value.
+    A sample that cannot be split or compared becomes a missing value. The
+    keywords ``embedder`` and ``name`` (default: the class's) are no ``Params``.
     """
 
-    def __init__(self, *, embedder: Embedder | None, name: str) -> None:
+    def __init__(
+        self,
+        params: StageParams | None = None,
+        /,
+        *,
+        embedder: Embedder | None = None,
+        name: str | None = None,
+        **values: Any,
+    ) -> None:
+        self.params = self.Params.of(params, **values)
+        name = type(self).name if name is None else name
         if embedder is not None and not callable(getattr(embedder, "embed", None)):
             raise TypeError(
                 f"{name}: embedder must have an embed(texts) method, got {type(embedder).__name__}"
@@ -307,22 +320,19 @@ def _value(score: Score) -> float:
 
 
 # -- the metrics --------------------------------------------------------------------------
-@register("metrics", "cosine")
 class CosineSimilarity(EmbeddingMetric):
     """Cosine of the whole-block embeddings of prediction and reference, in [-1, 1].
 
     Identical texts → 1.0 exactly; two blank texts → 1.0; one blank → 0.0.
 
-    Parameters:
+    No ``Params``. Keywords:
         embedder: anything with ``embed(texts) -> (n, d) array`` (default: the
             packaged all-MiniLM-L6-v2, loaded on first use).
         name: the metric's label in results.
     """
 
     description = "cosine of whole-block embeddings (the plain similarity score)"
-
-    def __init__(self, *, embedder: Embedder | None = None, name: str = "cosine") -> None:
-        super().__init__(embedder=embedder, name=name)
+    name = "cosine"
 
     def units(self, sample: Sample) -> Units:
         def block(code: str) -> list[str]:
@@ -336,11 +346,10 @@ class CosineSimilarity(EmbeddingMetric):
         return Score(float(vectors[prediction[0]] @ vectors[reference[0]]))
 
 
-@register("metrics", "cross_similarity")
 class CrossSimilarity(EmbeddingMetric):
     """The cross-similarity score over segments (see the module docstring).
 
-    Parameters:
+    Parameters (``Params``):
         by: ``"lines"`` (default) or ``"statements"`` (tree-sitter; needs a language;
             a sample whose prediction or a reference has a syntax error uses lines
             for all its blocks, so that they line up).
@@ -350,8 +359,8 @@ class CrossSimilarity(EmbeddingMetric):
         floor: similarities at or below count as no match (default 0.5); None =
             the raw formula on raw cosines.
         clip: cap the score at 1.0 (default True; the raw value stays in details).
-        embedder: as for ``cosine``.
-        name: the metric's label in results.
+
+    Keywords: ``embedder`` (as for ``cosine``) and ``name`` (the label in results).
 
     ``details``: ``prediction_units``/``reference_units`` (segment counts),
     ``r``, ``r_reference``, ``unclipped``, ``best_match`` (1.0 when the
@@ -359,30 +368,36 @@ class CrossSimilarity(EmbeddingMetric):
     """
 
     description = "cross-similarity of segment embeddings (singular values)"
+    name = "cross_similarity"
+
+    class Params(StageParams):
+        by: str = "lines"
+        language: str | None = None
+        floor: StrictFloat | None = DEFAULT_FLOOR
+        clip: bool = True
+
+    params: CrossSimilarity.Params
 
     def __init__(
         self,
+        params: CrossSimilarity.Params | None = None,
+        /,
         *,
-        by: SegmentBy = "lines",
-        language: str | None = None,
-        floor: float | None = DEFAULT_FLOOR,
-        clip: bool = True,
         embedder: Embedder | None = None,
         name: str = "cross_similarity",
+        **values: Any,
     ) -> None:
+        p = self.Params.of(params, **values)
+        by, floor = p.by, p.floor
         if by not in SEGMENT_MODES:
             raise ValueError(f"{name}: unknown by={by!r}; choose 'lines' or 'statements'")
-        if floor is not None and not (
-            isinstance(floor, int | float) and not isinstance(floor, bool) and 0.0 <= floor < 1.0
-        ):
+        if floor is not None and not 0.0 <= floor < 1.0:
             raise ValueError(f"{name}: floor must be a number in [0, 1) or None, got {floor!r}")
-        if language is not None and not isinstance(language, str):
-            raise TypeError(f"{name}: language must be a string such as 'python'")
-        super().__init__(embedder=embedder, name=name)
+        super().__init__(p, embedder=embedder, name=name)
         self.by: SegmentBy = by
-        self.language = language
-        self.floor = None if floor is None else float(floor)
-        self.clip = bool(clip)
+        self.language = p.language
+        self.floor = floor
+        self.clip = p.clip
 
     def language_of(self, sample: Sample) -> str | None:
         """``sample.meta["language"]`` when set, else the metric's ``language``."""

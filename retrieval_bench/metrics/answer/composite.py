@@ -1,6 +1,6 @@
 """A metric made of other metrics (docs/metrics.md#composite-metrics).
 
-``Composite(parts, weights=..., aggregation=...)`` scores a sample with every
+``Composite(parts=..., weights=..., aggregation=...)`` scores a sample with every
 part and combines the sub-scores into one number:
 
 * ``weighted_mean`` — Σ wᵢ·sᵢ with the weights normalised to sum 1;
@@ -34,10 +34,10 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal, cast
 
-from retrieval_bench.metrics.answer.base import Metric, MetricBase, Sample, Score
-from retrieval_bench.registry import register
+from retrieval_bench.contracts.answer_metric import Metric, MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 
 Aggregation = Literal["weighted_mean", "min", "max", "geometric_mean"]
 MissingPolicy = Literal["skip", "fail"]
@@ -118,21 +118,33 @@ def _is_missing(score: Score) -> bool:
     return score.value is None or math.isnan(score.value)
 
 
-@register("metrics", "composite")
 class Composite(MetricBase):
-    """Combine the scores of ``parts`` into one (see the module docstring)."""
+    """Combine the scores of ``parts`` into one (see the module docstring).
+
+    Parameters (``Params``): ``weights`` (one per part; default equal),
+    ``aggregation`` and ``missing``. Keywords: ``parts`` (the built metrics; a
+    config's ``parts:`` entries are built by the metric factory) and ``name``.
+    """
 
     description = "weighted combination of sub-metrics"
 
+    class Params(StageParams):
+        weights: list[float] | None = None
+        aggregation: str = "weighted_mean"
+        missing: str = "fail"
+
+    params: Composite.Params
+
     def __init__(
         self,
-        parts: Sequence[Metric],
+        params: Composite.Params | None = None,
+        /,
         *,
-        weights: Sequence[float] | None = None,
-        aggregation: Aggregation = "weighted_mean",
+        parts: Sequence[Metric] = (),
         name: str = "composite",
-        missing: MissingPolicy = "fail",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         parts = list(parts)
         if not parts:
             raise ValueError("composite: no parts; give at least one metric")
@@ -142,22 +154,22 @@ class Composite(MetricBase):
                     f"composite: part {i} is a {type(part).__name__}, not a metric "
                     "(needs name, score_samples and ascore_samples)"
                 )
-        if aggregation not in AGGREGATIONS:
+        if p.aggregation not in AGGREGATIONS:
             raise ValueError(
-                f"composite: unknown aggregation {aggregation!r}; "
+                f"composite: unknown aggregation {p.aggregation!r}; "
                 f"choose one of: {', '.join(AGGREGATIONS)}"
             )
-        if missing not in MISSING_POLICIES:
+        if p.missing not in MISSING_POLICIES:
             raise ValueError(
-                f"composite: unknown missing policy {missing!r}; choose 'skip' or 'fail'"
+                f"composite: unknown missing policy {p.missing!r}; choose 'skip' or 'fail'"
             )
         self.parts: tuple[Metric, ...] = tuple(parts)
-        self.weights = normalise_weights(weights, len(parts))
-        self.aggregation: Aggregation = aggregation
-        self.missing: MissingPolicy = missing
+        self.weights = normalise_weights(p.weights, len(parts))
+        self.aggregation = cast("Aggregation", p.aggregation)
+        self.missing = cast("MissingPolicy", p.missing)
         self.name = name
-        self.part_names: tuple[str, ...] = tuple(unique_names([p.name for p in parts]))
-        self._aggregate: Aggregator = AGGREGATIONS[aggregation]
+        self.part_names: tuple[str, ...] = tuple(unique_names([part.name for part in parts]))
+        self._aggregate: Aggregator = AGGREGATIONS[p.aggregation]
 
     # -- one sample --------------------------------------------------------------
     def score(self, sample: Sample) -> Score:

@@ -4,7 +4,7 @@
 It first unifies the sample format
 (:func:`retrieval_bench.metrics.answer.samples.to_sample` converts every accepted
 row shape), then calls every metric. Metrics run concurrently — each
-metric's :meth:`~retrieval_bench.metrics.answer.base.MetricBase.ascore_samples` is
+metric's :meth:`~retrieval_bench.contracts.answer_metric.MetricBase.ascore_samples` is
 one asyncio task, at most ``max_concurrency`` at a time (LLM metrics send
 their whole batch to the model inside that call) — and nothing a metric does
 stops the run:
@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from retrieval_bench.metrics.answer.base import Aggregate, Metric, Sample, Score, aggregate
+from retrieval_bench.contracts.answer_metric import Aggregate, Metric, Sample, Score, aggregate
 from retrieval_bench.metrics.answer.samples import SampleError, check_unique_ids, to_sample
 from retrieval_bench.text_table import aligned
 
@@ -150,7 +150,7 @@ class Evaluator:
 
     ``max_concurrency`` bounds how many metrics score at the same time;
     ``confidence``, ``n_resamples`` and ``seed`` go to the bootstrap CI of
-    each metric's mean (:func:`retrieval_bench.metrics.answer.base.aggregate`).
+    each metric's mean (:func:`retrieval_bench.contracts.answer_metric.aggregate`).
     """
 
     def __init__(

@@ -3,7 +3,8 @@ the ``rbench eval`` command line (docs/architecture.md#interfaces).
 
 A metric is named the way every pluggable stage is: a registry name, an
 optional ``id`` (the label results are stored under; default = name) and any
-further keys, passed to the metric's factory as keyword parameters::
+further keys, read as the metric class's ``Params`` (an unknown key or a
+mistyped value is a one-line error naming the metric and the key)::
 
     answer_metrics:
       - exact_match
@@ -21,11 +22,13 @@ On the command line the same is ``NAME`` or ``NAME:key=value,key=value``
 and lists): ``--metric bleu:max_ngram_order=2,id=bleu2``.
 
 A metric whose class declares ``needs_llm`` (an LLM judge) gets
-``llm=llm_provider()``; the provider is called at most once (through
+``llm=llm_provider()`` (as a :class:`~retrieval_bench.contracts.params.StageServices`);
+the provider is called at most once (through
 :class:`~retrieval_bench.llm.lazy.LazyLLM`), and only when such a metric is
 built, so text-only evaluations never start a model server (as for stages, see
-docs/extending.md). A part's ``weight`` becomes the enclosing composite's
-weight for it.
+docs/extending.md). ``parts`` are built first and handed to the composite
+class (a :class:`~retrieval_bench.metrics.answer.composite.Composite`) as its
+``parts`` keyword; a part's ``weight`` becomes the enclosing composite's weight for it.
 
 The spec type, :class:`~retrieval_bench.specs.MetricSpec`, and the CLI form's
 parser live in :mod:`retrieval_bench.specs`, below both this module and
@@ -34,16 +37,17 @@ parser live in :mod:`retrieval_bench.specs`, below both this module and
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 from pydantic import ValidationError
 
+from retrieval_bench.contracts.answer_metric import MetricBase
+from retrieval_bench.contracts.params import NO_SERVICES, StageParams, StageServices
+from retrieval_bench.contracts.registry import METRICS
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.lazy import LazyLLM
-from retrieval_bench.metrics.answer.base import MetricBase
-from retrieval_bench.registry import METRICS
+from retrieval_bench.metrics.answer.composite import Composite
 from retrieval_bench.specs import (
     MetricSpec,
     duplicate_labels,
@@ -73,24 +77,17 @@ def as_spec(spec: SpecLike) -> MetricSpec:
         raise ConfigError(format_validation_error("metric", exc)) from None
 
 
-def _factory(spec: MetricSpec) -> Callable[..., MetricBase]:
+def _type(spec: MetricSpec) -> type[MetricBase]:
+    """The class ``spec.name`` builds; an unknown name raises, naming the label."""
     try:
-        return METRICS.get(spec.name)
+        return METRICS.type_of(spec.name)
     except ConfigError as exc:
         raise ConfigError(f"metric {spec.label!r}: {exc}") from None
 
 
 def _needs_llm(spec: MetricSpec) -> bool:
     """Whether the metric's class declares ``needs_llm`` (its parts are not asked)."""
-    _factory(spec)  # an unknown name raises, naming the label
-    return METRICS.type_of(spec.name).needs_llm
-
-
-def _parameters(factory: Callable[..., Any]) -> Mapping[str, inspect.Parameter]:
-    try:
-        return inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return {}
+    return _type(spec).needs_llm
 
 
 def needs_llm(specs: Iterable[SpecLike]) -> bool:
@@ -112,43 +109,45 @@ def _client(spec: MetricSpec, llm: LazyLLM) -> LLM:
     return llm.client()
 
 
-def _check_params(spec: MetricSpec, factory: Callable[..., Any], params: Mapping[str, Any]) -> None:
+def _check_params(spec: MetricSpec, params: Mapping[str, Any], takes_parts: bool) -> StageParams:
+    """``params`` read as the metric's ``Params``; errors name the label and the key."""
     if "llm" in spec.params():
         raise ConfigError(
             f"metric {spec.label!r}: 'llm' is not a metric parameter; configure the llm: section"
         )
-    accepted = _parameters(factory)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
-        return
+    accepted = METRICS.params_of(spec.name)
     for key in params:
-        if key in ("llm", "parts"):
-            continue
-        if key not in accepted:
-            options = ", ".join(k for k in accepted if k not in ("llm", "parts", "name")) or "none"
+        if key not in accepted.model_fields:
+            options = ", ".join(accepted.model_fields) or "none"
             raise ConfigError(
                 f"metric {spec.label!r} ({spec.name}): unknown parameter {key!r}; "
                 f"accepted: {options}"
             )
-    if "parts" in params and "parts" not in accepted:
+    if spec.parts is not None and not takes_parts:
         raise ConfigError(
             f"metric {spec.label!r} ({spec.name}): 'parts' only applies to composite metrics"
         )
+    try:
+        return accepted.of(params)
+    except ConfigError as exc:
+        raise ConfigError(f"metric {spec.label!r} ({spec.name}): {exc}") from None
 
 
 def _build(spec: MetricSpec, llm: LazyLLM) -> MetricBase:
-    factory = _factory(spec)
+    made = _type(spec)
     params = spec.params()
+    parts: list[MetricBase] | None = None
     if spec.parts is not None:
-        params["parts"] = [_build(p, llm) for p in spec.parts]
+        parts = [_build(p, llm) for p in spec.parts]
         if any(p.weight is not None for p in spec.parts):
             params["weights"] = [1.0 if p.weight is None else p.weight for p in spec.parts]
-    _check_params(spec, factory, params)
-    if "name" in _parameters(factory):
-        params["name"] = spec.label
-    if _needs_llm(spec):
-        params["llm"] = _client(spec, llm)
+    typed = _check_params(spec, params, issubclass(made, Composite))
+    services = StageServices(llm=_client(spec, llm)) if made.needs_llm else NO_SERVICES
     try:
-        metric = METRICS.create(spec.name, **params)
+        if parts is not None and issubclass(made, Composite):
+            metric: MetricBase = made(made.Params.of(typed), parts=parts)
+        else:
+            metric = METRICS.create(spec.name, typed, services)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"metric {spec.label!r} ({spec.name}): {exc}") from None
     metric.name = spec.label

@@ -59,13 +59,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import field_validator
 
 from retrieval_bench.answering.paths import PathIndex, PathMatch, normalise_path
 from retrieval_bench.answering.references import CodeReference, extract_references, symbol_parts
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.files import WalkReport, iter_source_files
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
-from retrieval_bench.registry import register
 
 _NAME = r"[A-Za-z_$][\w$]*"
 _DEFINITION_KEYWORDS = (
@@ -247,44 +250,59 @@ def _summary(checks: Sequence[ReferenceCheck]) -> dict[str, float | None]:
 
 
 # --------------------------------------------------------------------------- metric
-@register("metrics", "grounded_refs")
 class GroundedReferences(MetricBase):
     """Share of the answer's code references (paths, line ranges, symbols) that exist.
 
-    Parameters:
+    Parameters (``Params``):
         root: the snapshot folder, used when a sample has no ``meta["repo"]``.
         require_refs: an answer without references is missing (not 1.0).
         max_reasons: how many ungrounded references the reason lists.
         cache_size: how many repositories' indexes to keep.
         extra_ignore: gitignore-style patterns to skip, as in the benchmark's chunking.
         include: gitignore-style globs; when given, only the files they match count.
-        name: the metric's label in results.
+
+    ``name`` (keyword): the metric's label in results.
     """
 
     description = "share of cited files, line ranges and symbols that exist in the repository"
 
+    class Params(StageParams):
+        root: str | None = None
+        require_refs: bool = False
+        max_reasons: int = 5
+        cache_size: int = 8
+        extra_ignore: tuple[str, ...] = ()
+        include: tuple[str, ...] = ()
+
+        @field_validator("root", mode="before")
+        @classmethod
+        def _path_as_text(cls, value: object) -> object:
+            """A ``Path`` (any ``os.PathLike``) is accepted as its text."""
+            return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+    params: GroundedReferences.Params
+
     def __init__(
         self,
+        params: GroundedReferences.Params | None = None,
+        /,
         *,
-        root: str | os.PathLike[str] | None = None,
-        require_refs: bool = False,
-        max_reasons: int = 5,
-        cache_size: int = 8,
-        extra_ignore: Sequence[str] = (),
-        include: Sequence[str] = (),
         name: str = "grounded_refs",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         self.name = name
+        root = p.root
         if root is not None and not Path(root).is_dir():
-            raise ConfigError(f"{name}: root {str(root)!r} is not a folder; pass the snapshot path")
-        if max_reasons < 0 or cache_size < 1:
+            raise ConfigError(f"{name}: root {root!r} is not a folder; pass the snapshot path")
+        if p.max_reasons < 0 or p.cache_size < 1:
             raise ValueError(f"{name}: max_reasons must be >= 0 and cache_size >= 1")
         self.root = Path(root) if root is not None else None
-        self.require_refs = require_refs
-        self.max_reasons = max_reasons
-        self.cache_size = cache_size
-        self.extra_ignore = tuple(extra_ignore)
-        self.include = tuple(include)
+        self.require_refs = p.require_refs
+        self.max_reasons = p.max_reasons
+        self.cache_size = p.cache_size
+        self.extra_ignore = p.extra_ignore
+        self.include = p.include
         self.repo_walks = 0
         """How many times a repository was walked (the rest were cache hits)."""
         self._cache: OrderedDict[str, RepoIndex] = OrderedDict()

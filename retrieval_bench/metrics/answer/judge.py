@@ -43,7 +43,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from pydantic import StrictFloat, StrictInt
+
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM, ChatRequest, Completion, LLMError, chat_request
 from retrieval_bench.llm.prompt_files import (
@@ -52,13 +57,11 @@ from retrieval_bench.llm.prompt_files import (
     read_prompt_text,
     template_fields,
 )
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.judge_extractors import (
     ExtractorFn,
     TextExtractor,
     get_extractor,
 )
-from retrieval_bench.registry import register
 
 __all__ = ["PLACEHOLDERS", "LLMJudge", "check_template", "fill_template", "load_template"]
 
@@ -117,53 +120,64 @@ def load_template(spec: str, owner: str = "llm_judge") -> tuple[str | None, str]
     return sections.get("system"), sections["user"]
 
 
-@register("metrics", "llm_judge")
 class LLMJudge(MetricBase):
     """A model grades each answer; see the module docstring.
 
-    Parameters: ``llm`` (the client; injected by the metric factory);
-    ``template`` or ``template_file`` (default: the built-in ``judge_default``,
-    a 1–5 rating prompt); ``extractor`` (a name from
+    Parameters (``Params``): ``template`` or ``template_file`` (default: the
+    built-in ``judge_default``, a 1–5 rating prompt); ``extractor`` (a name from
     :data:`~retrieval_bench.metrics.answer.judge_extractors.EXTRACTOR_NAMES` or a
-    callable text → float | None); ``name``; ``system`` (system message;
-    None → the prompt file's, "" → none); ``temperature`` (0.0) and
-    ``max_tokens`` (16) of each call.
+    callable text → float | None); ``system`` (system message; None → the prompt
+    file's, "" → none); ``temperature`` (0.0) and ``max_tokens`` (16) of each call.
+    Keywords: ``llm`` (the client; injected by the metric factory) and ``name``.
     """
 
     description = "LLM-as-judge: a model rates the prediction against the reference"
     needs_llm = True
 
+    class Params(StageParams):
+        template: str | None = None
+        template_file: str | None = None
+        extractor: str | ExtractorFn = "scale_1_5"
+        system: str | None = None
+        temperature: StrictFloat = 0.0
+        max_tokens: StrictInt = 16
+
+    params: LLMJudge.Params
+
     def __init__(
         self,
-        llm: LLM,
+        params: LLMJudge.Params | None = None,
+        /,
         *,
-        template: str | None = None,
-        template_file: str | None = None,
-        extractor: str | ExtractorFn = "scale_1_5",
+        llm: LLM | None = None,
         name: str = "llm_judge",
-        system: str | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 16,
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         if not isinstance(name, str) or not name:
             raise ValueError(f"llm_judge: name must be a non-empty string, got {name!r}")
         self.name = name
-        if template is not None and template_file is not None:
+        if llm is None:
+            raise TypeError(
+                f"{name}: no LLM client; pass llm= (the metric factory passes the run's)"
+            )
+        template, temperature, max_tokens = p.template, p.temperature, p.max_tokens
+        if template is not None and p.template_file is not None:
             raise ValueError(f"{name}: pass template or template_file, not both")
         file_system: str | None = None
         if template is None:
-            file_system, template = load_template(template_file or "judge_default", name)
+            file_system, template = load_template(p.template_file or "judge_default", name)
         check_template(template, name)
-        if not isinstance(temperature, int | float) or not math.isfinite(temperature):
+        if not math.isfinite(temperature):
             raise ValueError(f"{name}: temperature must be a finite number, got {temperature!r}")
         if temperature < 0:
             raise ValueError(f"{name}: temperature must be >= 0, got {temperature}")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        if max_tokens < 1:
             raise ValueError(f"{name}: max_tokens must be a positive integer, got {max_tokens!r}")
         self.llm = llm
         self.template = template
-        self.system = file_system if system is None else (system or None)
-        self.extractor = get_extractor(extractor)
+        self.system = file_system if p.system is None else (p.system or None)
+        self.extractor = get_extractor(p.extractor)
         self.temperature = float(temperature)
         self.max_tokens = max_tokens
 

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrieval_bench.metrics.answer.base import Sample
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.metrics.answer.judge import LLMJudge
 from retrieval_bench.text_table import aligned
 

@@ -1,4 +1,5 @@
-"""Sample normalisation: many row shapes → one :class:`~retrieval_bench.metrics.answer.base.Sample`.
+"""Sample normalisation: many row shapes → one
+:class:`~retrieval_bench.contracts.answer_metric.Sample`.
 
 The evaluator first *unifies the sample format and converts between shapes*
 before any metric sees a sample (docs/metrics.md#metric-interface-and-evaluator). Prediction files
@@ -31,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.datasets.jsonl import RowError, jsonl_rows, read_text_file
-from retrieval_bench.metrics.answer.base import Sample
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "prediction": ("prediction", "answer", "output", "response", "generated", "completion"),

@@ -3,10 +3,10 @@ check the invariants every chunk must satisfy (docs/stages.md#chunkers)."""
 
 from __future__ import annotations
 
-from retrieval_bench import registry
-from retrieval_bench.chunking.base import chunk_id
 from retrieval_bench.chunking.text import split_lines
 from retrieval_bench.chunking.tokenizer import get_tokenizer
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.chunker import chunk_id
 from retrieval_bench.files import SourceFile
 from retrieval_bench.types import CHUNK_KINDS, Chunk
 

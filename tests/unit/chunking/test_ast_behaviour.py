@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench import registry
-from retrieval_bench.chunking.base import chunk_id
 from retrieval_bench.chunking.tokenizer import REGEX_CODE, WORDPIECE
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.chunker import chunk_id
 from tests.unit.chunking.helpers import ast_chunks, check_invariants, source, spans
 from tests.unit.chunking.samples import ALL
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench.chunking.base import chunk_tree
 from retrieval_bench.chunking.cache import (
     CACHE_ENV,
     ChunkCache,
@@ -15,6 +14,7 @@ from retrieval_bench.chunking.cache import (
     chunk_cache_enabled,
     chunk_tree_cached,
 )
+from retrieval_bench.contracts.chunker import chunk_tree
 from retrieval_bench.harness.run.prepare import build_corpus, make_chunker
 from retrieval_bench.snapshot import Snapshot
 from retrieval_bench.workspace import Workspace

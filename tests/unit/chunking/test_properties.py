@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench import registry
 from retrieval_bench.chunking.languages import SPECS, language_for_path, spec_for_path
 from retrieval_bench.chunking.tokenizer import REGEX_CODE, WORDPIECE
+from retrieval_bench.contracts import registry
 from retrieval_bench.files import iter_source_files
 from tests.unit.chunking.helpers import ast_chunks, check_invariants, source
 from tests.unit.chunking.samples import ALL

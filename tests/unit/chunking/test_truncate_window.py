@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench import registry
 from retrieval_bench.chunking.tokenizer import REGEX_CODE, WORDPIECE, get_tokenizer
+from retrieval_bench.contracts import registry
 from retrieval_bench.errors import ConfigError
 from tests.unit.chunking.helpers import check_invariants, source
 from tests.unit.chunking.samples import ALL

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from retrieval_bench.cli import EXIT_OK, main
+from retrieval_bench.contracts.registry import RETRIEVERS
 from retrieval_bench.harness.run.stages import StageContext
-from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.workspace import Workspace

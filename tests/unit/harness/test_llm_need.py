@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from retrieval_bench.config import BenchmarkConfig, parse_config
+from retrieval_bench.contracts.registry import RETRIEVERS
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.run.snapshot_work import make_llm_provider
 from retrieval_bench.harness.run.validate import validate_stages
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.types import Run
 from retrieval_bench.workspace import Workspace
 

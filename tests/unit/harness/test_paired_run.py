@@ -16,12 +16,12 @@ import pytest
 
 from retrieval_bench.cli import EXIT_OK, main
 from retrieval_bench.config import parse_config
+from retrieval_bench.contracts.registry import RETRIEVERS
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.compare.paired import decode, paired_view
 from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
 from retrieval_bench.metrics.stats import randomisation_test
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.store.runfile import RUN_FILE
 from retrieval_bench.types import Run
 from retrieval_bench.workspace import Workspace

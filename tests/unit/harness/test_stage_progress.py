@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from retrieval_bench.config import StageSpec, parse_config
+from retrieval_bench.contracts.registry import RETRIEVERS
+from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.run.runner import run_benchmark
 from retrieval_bench.harness.run.stages import StageContext, run_retriever
 from retrieval_bench.llm.base import ChatRequest
 from retrieval_bench.loads import timed_load
 from retrieval_bench.progress import Callback, ProgressReporter
-from retrieval_bench.registry import RETRIEVERS
-from retrieval_bench.retrieval.base import Retriever
 from retrieval_bench.types import Example, Run
 from retrieval_bench.workspace import Workspace
 from tests.fakes.llm import ScriptedLLM, last_user

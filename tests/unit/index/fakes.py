@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from retrieval_bench.chunking.base import chunk_id
+from retrieval_bench.contracts.chunker import chunk_id
 from retrieval_bench.files import SourceFile
 from retrieval_bench.index.embed import normalize_rows
 from retrieval_bench.types import Chunk

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.types import Chunk

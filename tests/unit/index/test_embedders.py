@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from retrieval_bench.contracts.registry import RETRIEVERS
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import (
@@ -27,7 +28,6 @@ from retrieval_bench.index.embedders import (
     query_windows,
     token_budget,
 )
-from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.types import Chunk
 from tests.unit.index.fakes import CountingEmbedder

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from retrieval_bench import registry
+import pytest
+
+from retrieval_bench.contracts import registry
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.concat import ConcatFusion, interleave
 from retrieval_bench.types import Run
 
@@ -34,3 +37,9 @@ def test_concat_order_of_runs_matters_and_uses_run_ranking() -> None:
 
 def test_registered() -> None:
     assert isinstance(registry.create("fusions", "concat"), ConcatFusion)
+
+
+def test_no_parameters() -> None:
+    assert ConcatFusion(name="c").name == "c"
+    with pytest.raises(ConfigError, match="unknown parameter 'k'; valid parameters: [(]none[)]"):
+        ConcatFusion(k=3)

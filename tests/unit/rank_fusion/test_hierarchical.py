@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from retrieval_bench.contracts.registry import FUSIONS
+from retrieval_bench.contracts.stage import Ranks
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.hierarchical import HierarchicalFusion
 from retrieval_bench.types import Run
@@ -38,3 +40,29 @@ def test_inputs_must_be_two() -> None:
         HierarchicalFusion().fuse([FILES], k=5)
     with pytest.raises(ConfigError, match="per_file"):
         HierarchicalFusion(per_file=0)
+
+
+@pytest.mark.parametrize("per_file", [0, -1, 1.5, 2.0, True, "3"])
+def test_per_file_is_checked_by_params(per_file: object) -> None:
+    message = f"per_file: hierarchical: per_file must be an integer >= 1, not {per_file!r}"
+    with pytest.raises(ConfigError) as err:
+        HierarchicalFusion.Params.of({"per_file": per_file})
+    assert str(err.value) == message
+    with pytest.raises(ConfigError) as err:
+        HierarchicalFusion(per_file=per_file)
+    assert str(err.value) == message
+
+
+def test_params_build_the_same_fusion_and_check_config_checks_roles_only() -> None:
+    fusion = HierarchicalFusion(HierarchicalFusion.Params(per_file=1), name="fn")
+    assert (fusion.per_file, fusion.name) == (1, "fn")
+    made = FUSIONS.create("hierarchical", {"per_file": 1})
+    assert isinstance(made, HierarchicalFusion) and made.params == fusion.params
+    assert made.fuse([FILES, CHUNKS], 10).scores == fusion.fuse([FILES, CHUNKS], 10).scores
+    assert HierarchicalFusion().per_file is None
+    with pytest.raises(ConfigError, match="unknown parameter 'per_fle'"):
+        HierarchicalFusion(per_fle=2)
+    roles: list[tuple[str, Ranks | None]] = [("files", "files"), ("bm25", "chunks")]
+    HierarchicalFusion.check_config({"per_file": 0}, roles)  # a value: Params' check
+    with pytest.raises(ConfigError, match="wrong way round"):
+        HierarchicalFusion.check_config({"per_file": 2}, roles[::-1])

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
@@ -188,6 +188,23 @@ def test_bad_training_data_and_inputs() -> None:
         LearnedFusion().fit([], TRAIN, CORPUS)
     with pytest.raises(ConfigError, match="C must be"):
         LearnedFusion(C=0)
+    with pytest.raises(ConfigError) as err:
+        LearnedFusion.Params.of({"C": -1.5})
+    assert str(err.value) == "C: learned: C must be > 0, not -1.5"
+    with pytest.raises(ConfigError, match="unknown parameter 'c'"):
+        LearnedFusion(c=1.0)
+
+
+def test_params_build_the_same_model() -> None:
+    typed = LearnedFusion(LearnedFusion.Params(C=2, max_iter=50))
+    made = registry.FUSIONS.create("learned", {"C": 2, "max_iter": 50})
+    assert isinstance(made, LearnedFusion) and made.params == typed.params
+    assert (typed.C, typed.max_iter, typed.random_state) == (2, 50, 0)
+    typed.fit(TRAIN_RUNS, TRAIN, CORPUS)
+    made.fit(TRAIN_RUNS, TRAIN, CORPUS)
+    assert made.coefficients() == typed.coefficients()
+    # an int C stays an int in the saved model, as it was given
+    assert json.dumps(typed.to_dict()["params"]) == '{"C": 2, "max_iter": 50, "random_state": 0}'
 
 
 def test_from_dict_rejects_malformed() -> None:
@@ -198,3 +215,5 @@ def test_from_dict_rejects_malformed() -> None:
         LearnedFusion.from_dict({k: v for k, v in data.items() if k != "coef"})
     with pytest.raises(ConfigError, match="malformed"):
         LearnedFusion.from_dict({**data, "coef": data["coef"][:-1]})
+    with pytest.raises(ConfigError, match="malformed saved model: tol: unknown parameter 'tol'"):
+        LearnedFusion.from_dict({**data, "params": {**data["params"], "tol": 1e-4}})

@@ -153,6 +153,20 @@ def test_model_file_errors(tmp_path: Path) -> None:
     bad.write_text(json.dumps(model))
     with pytest.raises(ConfigError, match="malformed"):
         LTRFusion(model_file=str(bad))
+    with pytest.raises(ConfigError, match="model_file: Field required"):
+        LTRFusion()
+    with pytest.raises(ConfigError, match="unknown parameter 'model'"):
+        LTRFusion(model=str(bad))
+
+
+def test_model_file_as_a_path_or_params(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    write_model(fit_ltr(_training(20), folds=2, objective="Acc@1"), path)
+    by_path = LTRFusion(model_file=path)
+    assert by_path.model_file == str(path) and by_path.params == LTRFusion.Params.of(
+        {"model_file": str(path)}
+    )
+    assert LTRFusion(LTRFusion.Params(model_file=str(path))).model is by_path.model
 
 
 def _stored_run(root: Path, run_id: str, hash_split: float | None = None) -> Path:

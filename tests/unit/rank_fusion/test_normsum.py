@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.normsum import NormSumFusion, maxnorm, minmax, zscore
 from retrieval_bench.types import Run
@@ -70,8 +70,17 @@ def test_ties_by_chunk_id() -> None:
 
 
 def test_config_errors_and_registry() -> None:
-    with pytest.raises(ConfigError, match="norm"):
+    with pytest.raises(ConfigError) as err:
         NormSumFusion(norm="softmax")
+    assert str(err.value) == ("norm: normsum: norm 'softmax' is not one of minmax, zscore, max")
+    with pytest.raises(ConfigError, match="unknown parameter 'nrom'"):
+        NormSumFusion(nrom="max")
     with pytest.raises(ConfigError, match="unknown runs"):
         NormSumFusion(weights={"dens": 1.0}).fuse([A, B], 3)
-    assert isinstance(registry.create("fusions", "normsum", norm="max"), NormSumFusion)
+    made = registry.create("fusions", "normsum", norm="max")
+    assert isinstance(made, NormSumFusion) and made.params == NormSumFusion.Params(norm="max")
+    typed = NormSumFusion(NormSumFusion.Params(norm="zscore", weights={"dense": 0.5}))
+    assert (typed.norm, typed.weights) == ("zscore", {"dense": 0.5})
+    assert typed.fuse([A, B], 3).scores == (
+        NormSumFusion(norm="zscore", weights={"dense": 0.5}).fuse([A, B], 3).scores
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.normsum import NormSumFusion
@@ -192,3 +192,40 @@ def test_bad_inputs_are_config_errors() -> None:
         OptimizedFusion(base_params={"k_rff": 10})
     with pytest.raises(ConfigError, match="'R@ten' is not a retrieval measure"):
         OptimizedFusion(metric="R@ten")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"base": "concat"}, "base: optimized: base 'concat' is not one of rrf, normsum, vote"),
+        ({"base": "normsum", "k_rrf_grid": [10]},
+         "k_rrf_grid: optimized: k_rrf_grid applies to base 'rrf', not 'normsum'"),
+        ({"grid": []}, "grid: optimized: grid is empty"),
+        ({"grid": [1, -1]}, "grid: optimized: grid values must be >= 0, got [1, -1]"),
+        ({"k_rrf_grid": [10, -3]},
+         "k_rrf_grid: optimized: k_rrf_grid values must be >= 0, got [10, -3]"),
+        ({"base_params": {"name": "x"}},
+         "base_params: optimized: base_params may not set ['name']"),
+        ({"base_params": {"k_rff": 10}}, "base_params: optimized: bad base_params ['k_rff'] for "
+         "'rrf': k_rff: unknown parameter 'k_rff'; valid parameters: k_rrf, weights"),
+        ({"base": "vote", "base_params": {"depth": 0}},
+         "base_params: depth: vote: depth must be >= 1, not 0"),
+        ({"metric": "R@ten"}, "metric: 'R@ten' is not a retrieval measure"),
+        ({"bsae": "rrf"}, "bsae: unknown parameter 'bsae'"),
+    ],
+)  # fmt: skip
+def test_params_are_checked_before_any_work(params: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        OptimizedFusion.Params.of(params)
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_params_build_the_same_fusion() -> None:
+    values = {"base": "normsum", "base_params": {"norm": "max"}, "grid": [1, 0, 1], "fit_k": 20}
+    typed = OptimizedFusion(OptimizedFusion.Params.of(values))
+    made = registry.FUSIONS.create("optimized", values)
+    assert isinstance(made, OptimizedFusion) and made.params == typed.params
+    assert (typed.base, typed.base_params, typed.grid) == ("normsum", {"norm": "max"}, (1.0, 0.0))
+    assert (typed.k_rrf_grid, typed.fit_k, typed.max_sweeps) == (None, 20, 5)
+    assert OptimizedFusion(k_rrf_grid=[]).k_rrf_grid is None
+    assert OptimizedFusion(k_rrf_grid=[30, 10, 30]).k_rrf_grid == (30.0, 10.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.rrf import RRFFusion
 from retrieval_bench.types import Run
@@ -46,8 +46,24 @@ def test_rrf_unknown_or_negative_weight_is_a_config_error() -> None:
         RRFFusion(weights={"bm52": 1.0}).fuse([A, B], 5)
     with pytest.raises(ConfigError, match=">= 0"):
         RRFFusion(weights={"bm25": -1.0}).fuse([A, B], 5)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError) as err:
         RRFFusion(k_rrf=-1)
+    assert str(err.value) == "k_rrf: rrf: k_rrf must be >= 0, not -1"
+    with pytest.raises(ConfigError, match="unknown parameter 'krrf'; valid parameters: k_rrf"):
+        RRFFusion(krrf=10)
+    with pytest.raises(ConfigError, match="k_rrf: Input should be a valid number"):
+        RRFFusion(k_rrf="sixty")
+
+
+def test_rrf_params_build_the_same_fusion() -> None:
+    given = RRFFusion(k_rrf=1, weights={"bm25": 2})
+    typed = RRFFusion(RRFFusion.Params(k_rrf=1.0, weights={"bm25": 2.0}))
+    made = registry.create("fusions", "rrf", k_rrf=1, weights={"bm25": 2})
+    assert isinstance(made, RRFFusion) and made.params == given.params == typed.params
+    assert given.fuse([A, B], 3).scores == typed.fuse([A, B], 3).scores
+    assert given.fuse([A, B], 3).scores == made.fuse([A, B], 3).scores
+    assert (given.k_rrf, given.weights, given.name) == (1.0, {"bm25": 2.0}, "rrf")
+    assert RRFFusion(weights={}).weights is None
 
 
 def test_rrf_registered_and_empty() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.rrf import RRFFusion
 from retrieval_bench.rank_fusion.vote import VoteFusion, default_depth, tie_scale
@@ -83,8 +83,9 @@ def test_tie_scale() -> None:
 
 
 def test_empty_and_registry() -> None:
-    fusion = registry.create("fusions", "vote", depth=2)
-    assert isinstance(fusion, VoteFusion)
+    fusion = registry.FUSIONS.create("vote", {"depth": 2})
+    assert isinstance(fusion, VoteFusion) and fusion.depth == 2
+    assert fusion.params == VoteFusion(depth=2).params == VoteFusion.Params(depth=2)
     assert fusion.fuse([], 5).scores == {}
     assert fusion.fuse([Run("x", {"q": {}})], 5).scores == {"q": {}}
 
@@ -93,7 +94,19 @@ def test_config_errors() -> None:
     with pytest.raises(ConfigError, match="depth"):
         VoteFusion(depth=0)
     with pytest.raises(ConfigError, match="depth"):
-        VoteFusion(depth=1.5)  # type: ignore[arg-type]
+        VoteFusion(depth=1.5)
+    wrong = [
+        (0, ">= 1, not 0"),
+        (2.0, "a positive integer, not 2.0"),
+        (True, "a positive integer, not True"),
+        ("3", "a positive integer, not '3'"),
+    ]
+    for depth, why in wrong:
+        with pytest.raises(ConfigError) as err:
+            VoteFusion.Params.of({"depth": depth})
+        assert str(err.value) == f"depth: vote: depth must be {why}"
+    with pytest.raises(ConfigError, match="unknown parameter 'dpeth'"):
+        VoteFusion(dpeth=2)
     with pytest.raises(ConfigError, match="unknown runs"):
         VoteFusion(weights={"dens": 1.0}).fuse([A, B], 3)
     with pytest.raises(ConfigError, match=">= 0"):

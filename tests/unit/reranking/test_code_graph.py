@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.params import StageServices
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.reranking.code_graph import CodeGraphReranker, minmax
@@ -228,15 +229,16 @@ def test_deterministic_picklable_and_per_corpus(tmp_path: Path) -> None:
     ("params", "message"),
     [
         ({"top_n": -1}, "top_n must be an integer >= 0"),
-        ({"top_n": True}, "top_n"),
-        ({"top_n": 2.5}, "top_n"),
+        ({"top_n": True}, "top_n must be an integer >= 0, not True"),
+        ({"top_n": 2.5}, r"top_n must be an integer >= 0, not 2\.5"),
         ({"import_weight": -0.1}, "import_weight must be a number >= 0"),
         ({"input_weight": -1}, "input_weight must be a number >= 0"),
-        ({"issue_weight": math.nan}, "issue_weight"),
-        ({"issue_weight": "1"}, "issue_weight"),
+        ({"issue_weight": math.nan}, "issue_weight must be a number >= 0, not nan"),
+        ({"issue_weight": "1"}, "issue_weight must be a number >= 0, not '1'"),
+        ({"import_weight": False}, "import_weight must be a number >= 0, not False"),
         ({"call_weight": 1.5}, r"call_weight must be in \[0, 1\]"),
         ({"test_weight": 2}, r"test_weight must be in \[0, 1\]"),
-        ({"depth": 2}, "bad parameters"),
+        ({"depth": 2}, "unknown parameter 'depth'"),
     ],
 )
 def test_parameters_are_checked(params: dict[str, object], message: str) -> None:
@@ -245,6 +247,28 @@ def test_parameters_are_checked(params: dict[str, object], message: str) -> None
 
 
 def test_registered_without_llm() -> None:
-    rr = registry.create("rerankers", "code-graph", top_n=0, name="graph")
-    assert isinstance(rr, CodeGraphReranker) and rr.name == "graph"
+    rr = registry.create("rerankers", "code-graph", top_n=0)
+    assert isinstance(rr, CodeGraphReranker) and rr.name == "code-graph" and rr.top_n == 0
+    assert rr.facts_cache is None
+    assert CodeGraphReranker(top_n=0, name="graph").name == "graph"
+    with pytest.raises(ConfigError, match="unknown parameter 'name'"):
+        registry.create("rerankers", "code-graph", name="graph")
     assert not registry.RERANKERS.type_of("code-graph").needs_llm
+
+
+def test_params_and_services(tmp_path: Path) -> None:
+    """The facts cache comes from the harness's services; an integer weight reads as a
+    float, so config() (a cache and provenance key) is what it was."""
+    services = StageServices(facts_cache=str(tmp_path))
+    rr = registry.RERANKERS.create("code-graph", {"input_weight": 2, "top_n": 3}, services)
+    assert isinstance(rr, CodeGraphReranker) and rr.facts_cache == str(tmp_path)
+    assert rr.config() == {
+        "top_n": 3,
+        "input_weight": 2.0,
+        "import_weight": 0.1,
+        "issue_weight": 0.1,
+        "call_weight": 0.5,
+        "test_weight": 1.0,
+    }
+    assert type(rr.config()["input_weight"]) is float
+    assert CodeGraphReranker(rr.params).config() == rr.config()

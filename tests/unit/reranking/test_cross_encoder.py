@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.reranking import cross_encoder
 from retrieval_bench.reranking.cross_encoder import ENV, CrossEncoderReranker
@@ -52,7 +52,7 @@ def test_no_model_configured_is_a_clear_config_error(monkeypatch: pytest.MonkeyP
 def test_missing_folder_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     with pytest.raises(ConfigError, match="is not a folder"):
-        CrossEncoderReranker(str(tmp_path / "nope"))
+        CrossEncoderReranker(model_path=str(tmp_path / "nope"))
     monkeypatch.setenv(ENV, str(tmp_path))
     rr = registry.create("rerankers", "cross-encoder")  # loads nothing yet
     assert isinstance(rr, CrossEncoderReranker) and rr.model_path == tmp_path
@@ -94,8 +94,20 @@ def test_threshold_k_and_max_candidates() -> None:
         {"q": "x"}, input_run({"q": list("ab")}), CORPUS, k=1
     )
     assert len(out.scores["q"]) == 1
-    with pytest.raises(ConfigError, match="batch_size"):
+    with pytest.raises(ConfigError, match="cross-encoder: batch_size must be a positive integer"):
         CrossEncoderReranker(model=model, batch_size=0)
+    with pytest.raises(ConfigError, match="cross-encoder: max_length must be a positive integer"):
+        CrossEncoderReranker(model=model, max_length=True)
+    with pytest.raises(ConfigError, match="unknown parameter 'modelpath'"):
+        CrossEncoderReranker(model=model, modelpath="x")
+
+
+def test_params_as_given(tmp_path: Path) -> None:
+    """``model_path`` may be a ``Path`` (from Python); ``model`` is no parameter."""
+    rr = CrossEncoderReranker(model_path=tmp_path, device="cuda:1", threads=2, max_length=64)
+    assert rr.model_path == tmp_path and rr.params.model_path == str(tmp_path)
+    assert (rr.device, rr.threads, rr.max_length, rr.batch_size) == ("cuda:1", 2, 64, 32)
+    assert "model" not in CrossEncoderReranker.Params.names()
 
 
 # --- a real cross-encoder, built on disk from a tiny random BERT -----------------
@@ -160,13 +172,13 @@ def test_real_cross_encoder_end_to_end(tiny_model: Path, monkeypatch: pytest.Mon
     assert len(out.scores["p"]) == 2
 
     cross_encoder._load.cache_clear()  # a fresh load gives the very same scores
-    again = CrossEncoderReranker(str(tiny_model)).rerank(queries, run, CORPUS, k=4)
+    again = CrossEncoderReranker(model_path=str(tiny_model)).rerank(queries, run, CORPUS, k=4)
     assert again.scores == out.scores
 
 
 @pytest.mark.integration
 def test_a_folder_without_a_model_fails_to_load_clearly(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("not a model")
-    rr = CrossEncoderReranker(str(tmp_path))
+    rr = CrossEncoderReranker(model_path=str(tmp_path))
     with pytest.raises(ConfigError, match="cannot load a model from"):
         rr.rerank({"q": "x"}, input_run({"q": ["a"]}), CORPUS, k=1)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from retrieval_bench import registry
+import pytest
+
+from retrieval_bench.contracts import registry
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.reranking.file_size import FileSizeReranker
 from retrieval_bench.types import Run
 from tests.unit.retrieval.test_code_graph_index import write_repo
@@ -32,3 +35,7 @@ def test_files_rank_by_their_length_and_chunk_runs_are_lifted(tmp_path: Path) ->
 def test_registered_with_no_parameters() -> None:
     made = registry.create("rerankers", "file-size")
     assert isinstance(made, FileSizeReranker) and made.config() == {}
+    with pytest.raises(
+        ConfigError, match="unknown parameter 'top_n'; valid parameters: \\(none\\)"
+    ):
+        FileSizeReranker(top_n=3)

@@ -6,11 +6,12 @@ import math
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.params import StageServices
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import Completion, LLMUnavailableError, TokenLogprob
 from retrieval_bench.llm.yes_no import p_yes
-from retrieval_bench.reranking.llm import LLMLogprobReranker
+from retrieval_bench.reranking.llm import LLMLogprobReranker, LLMYesNoReranker
 from tests.fakes.llm import Reply, ScriptedLLM, with_logprobs
 from tests.unit.reranking.helpers import by_mark, chunk, corpus_of, input_run
 
@@ -53,7 +54,7 @@ def test_continuous_ranking_and_request_options() -> None:
         "d": with_logprobs("No", {"No": -0.1, "Yes": -2.5}),  # P ≈ 0.08
     }
     llm = ScriptedLLM(by_mark(answers))
-    rr = LLMLogprobReranker(llm)
+    rr = LLMLogprobReranker(llm=llm)
     out = rr.rerank({"q": "x"}, input_run({"q": list("abcd")}), CORPUS, k=10)
     assert out.name == "llm-logprob"
     assert out.ids("q") == ["c", "b", "a", "d"]
@@ -70,7 +71,7 @@ def test_continuous_ranking_and_request_options() -> None:
 
 def test_generated_token_counts_when_missing_from_top() -> None:
     reply = Completion("Yes", "m", (TokenLogprob("Yes", -0.5, {"No": -1.5, "The": -2.0}),))
-    out = LLMLogprobReranker(ScriptedLLM(lambda _r: reply)).rerank(
+    out = LLMLogprobReranker(llm=ScriptedLLM(lambda _r: reply)).rerank(
         {"q": "x"}, input_run({"q": ["a"]}), CORPUS, k=1
     )
     assert out.scores["q"]["a"] == pytest.approx(sigmoid_of(-0.5, -1.5))
@@ -84,7 +85,7 @@ def test_missing_no_and_missing_both_fall_back() -> None:
         "d": with_logprobs("No", {"Nope": -0.1, "No": -0.5}),  # only "No" → 0.0
         "e": Completion("No", "m"),  # no logprobs → text says no → 0.0
     }
-    rr = LLMLogprobReranker(ScriptedLLM(by_mark(answers)))
+    rr = LLMLogprobReranker(llm=ScriptedLLM(by_mark(answers)))
     out = rr.rerank({"q": "x"}, input_run({"q": list("abcde")}), CORPUS, k=10)
     assert out.ids("q") == ["a", "c", "b", "d", "e"]
     art = {x["chunk_id"]: x["score"] for x in rr.artifacts["q"]}
@@ -99,11 +100,11 @@ def test_failures_and_threshold() -> None:
         "b": LLMUnavailableError("connection refused"),
         "c": with_logprobs("No", {"No": -0.1, "Yes": -2.5}),
     }
-    rr = LLMLogprobReranker(ScriptedLLM(by_mark(answers)), threshold=0.5)
+    rr = LLMLogprobReranker(llm=ScriptedLLM(by_mark(answers)), threshold=0.5)
     out = rr.rerank({"q": "x"}, input_run({"q": list("abc")}), CORPUS, k=10)
     assert out.ids("q") == ["a"]
     assert rr.failed_calls == 1 and rr.failures == {}
-    rr_all = LLMLogprobReranker(ScriptedLLM(lambda _r: LLMUnavailableError("down")))
+    rr_all = LLMLogprobReranker(llm=ScriptedLLM(lambda _r: LLMUnavailableError("down")))
     out = rr_all.rerank({"q": "x"}, input_run({"q": list("ab")}), CORPUS, k=10)
     assert out.scores == {"q": {}}
     assert rr_all.failures == {"q": "all 2 model calls failed: down"}
@@ -111,8 +112,17 @@ def test_failures_and_threshold() -> None:
 
 def test_params_and_registration() -> None:
     llm = ScriptedLLM(lambda _r: with_logprobs("Yes", {"Yes": -0.1}))
-    rr = registry.create("rerankers", "llm-logprob", llm=llm, top_logprobs=10, max_tokens=2)
+    rr = registry.RERANKERS.create(
+        "llm-logprob", {"top_logprobs": 10, "max_tokens": 2}, StageServices(llm=llm)
+    )
     rr.rerank({"q": "x"}, input_run({"q": ["a"]}), CORPUS, k=1)
     assert llm.requests[0].top_logprobs == 10 and llm.requests[0].max_tokens == 2
     with pytest.raises(ConfigError, match="top_logprobs"):
-        LLMLogprobReranker(llm, top_logprobs=0)
+        LLMLogprobReranker(llm=llm, top_logprobs=0)
+    # the parameters of llm-yesno, max_tokens defaulting to 1, plus top_logprobs
+    assert issubclass(LLMLogprobReranker.Params, LLMYesNoReranker.Params)
+    assert LLMLogprobReranker.Params.names() == [*LLMYesNoReranker.Params.names(), "top_logprobs"]
+    default = LLMLogprobReranker(llm=llm)
+    assert (default.max_tokens, default.top_logprobs, default.snippet_chars) == (1, 5, 1500)
+    with pytest.raises(ConfigError, match="llm-logprob: max_candidates must be a positive"):
+        LLMLogprobReranker(llm=llm, max_candidates=0)

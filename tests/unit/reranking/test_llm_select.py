@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.params import StageServices
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import ChatRequest, LLMUnavailableError
 from retrieval_bench.reranking.llm import LLMSelectReranker, parse_numbers
@@ -45,7 +47,7 @@ def picking(per_group: dict[int, str]) -> ScriptedLLM:
 
 def test_groups_prompt_and_default_k_per_group() -> None:
     llm = CountingLLM(lambda _r: "1")
-    LLMSelectReranker(llm).rerank({"q": "where?"}, input_run({"q": IDS}), CORPUS, k=10)
+    LLMSelectReranker(llm=llm).rerank({"q": "where?"}, input_run({"q": IDS}), CORPUS, k=10)
     assert llm.batches == [3]
     assert [marks(r) for r in llm.requests] == [IDS[0:10], IDS[10:20], IDS[20:25]]
     users = [last_user(r) for r in llm.requests]
@@ -62,7 +64,7 @@ def test_groups_prompt_and_default_k_per_group() -> None:
 
 def test_selected_first_round_robin_then_input_order() -> None:
     llm = picking({0: "3, 1", 1: "2, 5", 2: "4"})
-    rr = LLMSelectReranker(llm, group_size=10, k_per_group=2)
+    rr = LLMSelectReranker(llm=llm, group_size=10, k_per_group=2)
     out = rr.rerank({"q": "x"}, input_run({"q": IDS}), CORPUS, k=25)
     ids = out.ids("q")
     # first picks of groups 1, 2, 3, then second picks of groups 1, 2
@@ -79,7 +81,7 @@ def test_selected_first_round_robin_then_input_order() -> None:
 
 def test_extra_numbers_beyond_k_per_group_are_ignored() -> None:
     llm = picking({0: "9, 9, 11, 8, 7, 6"})
-    out = LLMSelectReranker(llm, k_per_group=2).rerank(
+    out = LLMSelectReranker(llm=llm, k_per_group=2).rerank(
         {"q": "x"}, input_run({"q": IDS[:10]}), CORPUS, k=3
     )
     assert out.ids("q") == ["c08", "c07", "c00"]
@@ -87,7 +89,7 @@ def test_extra_numbers_beyond_k_per_group_are_ignored() -> None:
 
 def test_unparsed_group_keeps_input_order_below_the_selected() -> None:
     llm = picking({0: "I cannot tell", 1: "10"})
-    rr = LLMSelectReranker(llm, k_per_group=1)
+    rr = LLMSelectReranker(llm=llm, k_per_group=1)
     out = rr.rerank({"q": "x"}, input_run({"q": IDS[:20]}), CORPUS, k=20)
     assert out.ids("q") == ["c19"] + IDS[:19]
     assert rr.unparsed == 1
@@ -97,10 +99,10 @@ def test_unparsed_group_keeps_input_order_below_the_selected() -> None:
 
 def test_threshold_keeps_only_the_selected_and_k_cuts() -> None:
     llm = picking({0: "2, 4, 6"})
-    rr = LLMSelectReranker(llm, k_per_group=3, threshold=0.5)
+    rr = LLMSelectReranker(llm=llm, k_per_group=3, threshold=0.5)
     out = rr.rerank({"q": "x"}, input_run({"q": IDS[:10]}), CORPUS, k=10)
     assert out.ids("q") == ["c01", "c03", "c05"]
-    out = LLMSelectReranker(llm, k_per_group=3).rerank(
+    out = LLMSelectReranker(llm=llm, k_per_group=3).rerank(
         {"q": "x"}, input_run({"q": IDS[:10]}), CORPUS, k=2
     )
     assert out.ids("q") == ["c01", "c03"]
@@ -108,7 +110,7 @@ def test_threshold_keeps_only_the_selected_and_k_cuts() -> None:
 
 def test_max_candidates_and_snippet_chars() -> None:
     llm = CountingLLM(lambda _r: "1")
-    rr = LLMSelectReranker(llm, max_candidates=12, group_size=5, snippet_chars=15)
+    rr = LLMSelectReranker(llm=llm, max_candidates=12, group_size=5, snippet_chars=15)
     out = rr.rerank({"q": "x"}, input_run({"q": IDS}), CORPUS, k=3)
     assert llm.batches == [3]  # 12 candidates in groups of 5, 5, 2
     assert [len(marks(r)) for r in llm.requests] == [0, 0, 0]  # marks cut by snippet_chars
@@ -121,13 +123,13 @@ def test_one_group_failing_and_all_failing() -> None:
         first = int(marks(request)[0][1:])
         return LLMUnavailableError("server gone") if first < 10 else "3"
 
-    rr = LLMSelectReranker(ScriptedLLM(script), k_per_group=1)
+    rr = LLMSelectReranker(llm=ScriptedLLM(script), k_per_group=1)
     out = rr.rerank({"q": "x"}, input_run({"q": IDS[:20]}), CORPUS, k=3)
     assert out.ids("q") == ["c12", "c00", "c01"]
     assert rr.failed_calls == 1 and rr.failures == {}
     assert rr.artifacts["q"][1]["error"] == "server gone"
 
-    rr = LLMSelectReranker(ScriptedLLM(lambda _r: LLMUnavailableError("down")))
+    rr = LLMSelectReranker(llm=ScriptedLLM(lambda _r: LLMUnavailableError("down")))
     out = rr.rerank({"q": "x", "e": ""}, input_run({"q": IDS[:20], "e": IDS[:2]}), CORPUS, k=3)
     assert out.scores == {"q": {}, "e": {}}
     assert rr.failures == {"q": "all 2 model calls failed: down", "e": "empty query"}
@@ -135,8 +137,13 @@ def test_one_group_failing_and_all_failing() -> None:
 
 def test_registration_and_params() -> None:
     assert registry.get("rerankers", "llm-select") is LLMSelectReranker
-    rr = registry.create("rerankers", "llm-select", llm=ScriptedLLM("1"), group_size=4)
+    llm = ScriptedLLM("1")
+    rr = registry.RERANKERS.create("llm-select", {"group_size": 4}, StageServices(llm=llm))
+    assert isinstance(rr, LLMSelectReranker) and rr.llm is llm
     assert rr.group_size == 4 and rr.snippet_chars == 400 and rr.max_candidates == 50
-    for bad in ({"group_size": 0}, {"k_per_group": 0}, {"max_tokens": 0}):
-        with pytest.raises(ConfigError, match=next(iter(bad))):
-            LLMSelectReranker(ScriptedLLM("1"), **bad)
+    assert rr.max_tokens == 32 and rr.k_per_group is None
+    bads: list[dict[str, Any]] = [{"group_size": 0}, {"k_per_group": 0}, {"max_tokens": 0}]
+    for bad in bads:
+        key = next(iter(bad))
+        with pytest.raises(ConfigError, match=f"llm-select: {key} must be a positive integer"):
+            LLMSelectReranker(llm=ScriptedLLM("1"), **bad)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.params import StageServices
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import ChatRequest, LLMResponseError, LLMUnavailableError
 from retrieval_bench.llm.yes_no import parse_yes_no
@@ -40,7 +41,7 @@ def test_parse_yes_no(text: str, value: float | None) -> None:
 
 def test_scores_yes_1_no_0_unparsed_0_ties_in_input_order() -> None:
     llm = ScriptedLLM(by_mark({"e": "No", "d": "Yes.", "c": "Maybe", "b": "yes", "a": "no"}))
-    rr = LLMYesNoReranker(llm)
+    rr = LLMYesNoReranker(llm=llm)
     out = rr.rerank({"q": "where is x?"}, input_run({"q": IDS}), CORPUS, k=10)
     assert out.name == "llm-yesno"
     assert out.ids("q") == ["d", "b", "e", "c", "a"]
@@ -63,7 +64,7 @@ def test_scores_yes_1_no_0_unparsed_0_ties_in_input_order() -> None:
 
 def test_requests_carry_the_prompt_and_decoding_options() -> None:
     llm = ScriptedLLM("Yes")
-    LLMYesNoReranker(llm).rerank(
+    LLMYesNoReranker(llm=llm).rerank(
         {"q": "how do I add an endpoint?"}, input_run({"q": ["a"]}), CORPUS, k=1
     )
     (req,) = llm.requests
@@ -78,7 +79,7 @@ def test_requests_carry_the_prompt_and_decoding_options() -> None:
 def test_all_queries_go_through_one_chat_many() -> None:
     llm = CountingLLM(by_mark({}, default="Yes"))
     run = input_run({"q1": ["a", "b"], "q2": ["c", "d", "e"], "q3": []})
-    out = LLMYesNoReranker(llm).rerank({"q1": "x", "q2": "y", "q3": "z"}, run, CORPUS, k=5)
+    out = LLMYesNoReranker(llm=llm).rerank({"q1": "x", "q2": "y", "q3": "z"}, run, CORPUS, k=5)
     assert llm.batches == [5]
     assert out.ids("q1") == ["a", "b"] and out.ids("q2") == ["c", "d", "e"]
     assert out.scores["q3"] == {}
@@ -88,7 +89,7 @@ def test_max_candidates_snippet_chars_and_k() -> None:
     long = chunk("f", text="MARK-f\n" + "x = 1\n" * 200)
     corpus = corpus_of([*CORPUS.chunks, long])
     llm = ScriptedLLM(by_mark({}, default="Yes"))
-    rr = LLMYesNoReranker(llm, max_candidates=3, snippet_chars=40)
+    rr = LLMYesNoReranker(llm=llm, max_candidates=3, snippet_chars=40)
     out = rr.rerank({"q": "x"}, input_run({"q": ["f", "e", "d", "c", "b"]}), corpus, k=2)
     assert len(llm.requests) == 3  # only the top 3 of the input are asked about
     assert out.ids("q") == ["f", "e"]
@@ -99,7 +100,7 @@ def test_max_candidates_snippet_chars_and_k() -> None:
 
 def test_threshold_drops_low_scores() -> None:
     llm = ScriptedLLM(by_mark({"d": "Yes", "b": "Yes"}))
-    rr = LLMYesNoReranker(llm, threshold=0.5)
+    rr = LLMYesNoReranker(llm=llm, threshold=0.5)
     out = rr.rerank({"q": "x"}, input_run({"q": IDS}), CORPUS, k=10)
     assert out.ids("q") == ["d", "b"]
     assert [a["kept"] for a in rr.artifacts["q"]] == [True, True, False, False, False]
@@ -107,7 +108,7 @@ def test_threshold_drops_low_scores() -> None:
 
 def test_one_failed_call_scores_0_and_the_query_still_ranks() -> None:
     llm = ScriptedLLM(by_mark({"e": "Yes", "d": LLMUnavailableError("timeout"), "c": "Yes"}))
-    rr = LLMYesNoReranker(llm)
+    rr = LLMYesNoReranker(llm=llm)
     out = rr.rerank({"q": "x"}, input_run({"q": ["e", "d", "c"]}), CORPUS, k=5)
     assert out.ids("q") == ["e", "c", "d"]
     assert rr.failures == {}
@@ -120,7 +121,7 @@ def test_all_calls_failing_fails_the_query_only() -> None:
     def script(request: ChatRequest) -> Reply:
         return LLMResponseError("no choices") if "broken" in last_user(request) else "Yes"
 
-    rr = LLMYesNoReranker(ScriptedLLM(script))
+    rr = LLMYesNoReranker(llm=ScriptedLLM(script))
     run = input_run({"bad": ["a", "b", "c"], "good": ["d"]})
     out = rr.rerank({"bad": "broken question", "good": "fine"}, run, CORPUS, k=5)
     assert out.scores["bad"] == {}
@@ -132,7 +133,7 @@ def test_all_calls_failing_fails_the_query_only() -> None:
 
 def test_empty_or_missing_query_makes_no_calls() -> None:
     llm = ScriptedLLM("Yes")
-    rr = LLMYesNoReranker(llm)
+    rr = LLMYesNoReranker(llm=llm)
     run = input_run({"blank": ["a"], "missing": ["b"]})
     out = rr.rerank({"blank": "   "}, run, CORPUS, k=5)
     assert llm.requests == []
@@ -142,7 +143,7 @@ def test_empty_or_missing_query_makes_no_calls() -> None:
 
 def test_unknown_chunk_ids_are_dropped_and_counted() -> None:
     llm = ScriptedLLM("Yes")
-    rr = LLMYesNoReranker(llm)
+    rr = LLMYesNoReranker(llm=llm)
     out = rr.rerank({"q": "x"}, input_run({"q": ["a", "nope", "b"]}), CORPUS, k=5)
     assert out.ids("q") == ["a", "b"]
     assert rr.unknown_chunks == 1
@@ -150,7 +151,7 @@ def test_unknown_chunk_ids_are_dropped_and_counted() -> None:
 
 
 def test_counters_reset_between_calls() -> None:
-    rr = LLMYesNoReranker(ScriptedLLM("Perhaps"))
+    rr = LLMYesNoReranker(llm=ScriptedLLM("Perhaps"))
     rr.rerank({"q": "x"}, input_run({"q": ["a", "b"]}), CORPUS, k=5)
     assert rr.unparsed == 2
     rr.rerank({"q": ""}, input_run({"q": ["a"]}), CORPUS, k=5)
@@ -159,10 +160,38 @@ def test_counters_reset_between_calls() -> None:
 
 def test_registered_and_validated() -> None:
     assert registry.get("rerankers", "llm-yesno") is LLMYesNoReranker
-    rr = registry.create("rerankers", "llm-yesno", llm=ScriptedLLM("Yes"), max_candidates=5)
-    assert rr.max_candidates == 5 and rr.name == "llm-yesno"
-    assert LLMYesNoReranker(ScriptedLLM("Yes"), name="yn").name == "yn"
+    llm = ScriptedLLM("Yes")
+    rr = registry.RERANKERS.create("llm-yesno", {"max_candidates": 5}, StageServices(llm=llm))
+    assert isinstance(rr, LLMYesNoReranker)
+    assert rr.max_candidates == 5 and rr.name == "llm-yesno" and rr.llm is llm
+    assert rr.params == LLMYesNoReranker.Params(max_candidates=5)
+    assert LLMYesNoReranker(llm=ScriptedLLM("Yes"), name="yn").name == "yn"
     with pytest.raises(ConfigError, match="max_candidates"):
-        LLMYesNoReranker(ScriptedLLM("Yes"), max_candidates=0)
+        LLMYesNoReranker(llm=ScriptedLLM("Yes"), max_candidates=0)
     with pytest.raises(ConfigError, match="snippet_chars"):
-        LLMYesNoReranker(ScriptedLLM("Yes"), snippet_chars=-1)
+        LLMYesNoReranker(llm=ScriptedLLM("Yes"), snippet_chars=-1)
+    with pytest.raises(
+        ConfigError, match="llm-yesno: max_tokens must be a positive integer, not True"
+    ):
+        LLMYesNoReranker(llm=ScriptedLLM("Yes"), max_tokens=True)
+    with pytest.raises(ConfigError, match="unknown parameter 'max_candidate'"):
+        LLMYesNoReranker(llm=ScriptedLLM("Yes"), max_candidate=5)
+    with pytest.raises(ConfigError, match="reranker 'llm-yesno': threshold"):
+        registry.RERANKERS.create("llm-yesno", {"threshold": "high"})
+
+
+def test_an_integer_temperature_reaches_the_request_as_given() -> None:
+    llm = ScriptedLLM("Yes")
+    LLMYesNoReranker(llm=llm, temperature=0).rerank(
+        {"q": "x"}, input_run({"q": ["a"]}), CORPUS, k=1
+    )
+    assert repr(llm.requests[0].temperature) == "0"  # the LLM cache key is as before
+
+
+def test_without_a_client_the_model_call_is_a_config_error() -> None:
+    rr = registry.RERANKERS.create("llm-yesno")
+    assert rr.llm is None  # type: ignore[attr-defined]
+    empty = rr.rerank({"q": ""}, input_run({"q": ["a"]}), CORPUS, k=1)
+    assert empty.scores == {"q": {}}  # no question, no call
+    with pytest.raises(ConfigError, match="llm-yesno: no LLM client given"):
+        rr.rerank({"q": "x"}, input_run({"q": ["a"]}), CORPUS, k=1)

@@ -92,7 +92,7 @@ def test_best_threshold_ties_and_errors() -> None:
 
 
 def test_sweep_over_a_yesno_run_keeps_tied_yes_at_1() -> None:
-    rr = LLMYesNoReranker(ScriptedLLM(by_mark({"a1": "Yes", "c1": "Yes", "b1": "No"})))
+    rr = LLMYesNoReranker(llm=ScriptedLLM(by_mark({"a1": "Yes", "c1": "Yes", "b1": "No"})))
     run = rr.rerank({"q1": "x"}, input_run({"q1": ["a1", "b1", "c1"]}), CORPUS, k=10)
     rows = threshold_sweep(run, EXAMPLES[:1], CORPUS)
     assert len(rows) == 11

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval_bench.chunking.base import chunk_id
+from retrieval_bench.contracts.chunker import chunk_id
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.files import SourceFile, iter_source_files
 from retrieval_bench.types import Chunk

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.embed import normalize_rows
@@ -228,7 +228,7 @@ def test_dense_adapted_on_the_fixture_repositories(monkeypatch: pytest.MonkeyPat
 
     Only that it runs is asserted: the test splits are small (29 questions).
     """
-    from retrieval_bench.chunking.base import chunk_tree
+    from retrieval_bench.contracts.chunker import chunk_tree
     from retrieval_bench.datasets.jsonl import load_examples
     from retrieval_bench.files import WalkReport
     from retrieval_bench.metrics.retrieval.scoring import evaluate_stage

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.retrieval.bm25 import BM25Retriever
@@ -98,5 +98,30 @@ def test_registered_and_bad_params_rejected() -> None:
         BM25Retriever(method="okapi")
     with pytest.raises(ConfigError, match="dtype"):
         BM25Retriever(dtype="float16")
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="unknown parameter 'nonsense'"):
         registry.create("retrievers", "bm25", nonsense=1)
+    with pytest.raises(ConfigError, match="unknown parameter 'krrf'"):
+        BM25Retriever(krrf=60)
+    with pytest.raises(ConfigError, match="k1: Input should be a valid number"):
+        BM25Retriever(k1="high")
+
+
+def test_params_build_the_same_stage_as_keywords(corpus: Corpus) -> None:
+    """``Params`` (or a mapping read as one) and keywords give the same stage; the
+    tokenizer object and the run name stay keywords, outside ``Params``."""
+    params = BM25Retriever.Params(k1=1.2, method="atire", query="issue", stopwords=["def"])
+    made = registry.RETRIEVERS.create(
+        "bm25", {"k1": 1.2, "method": "atire"}, query="issue", stopwords=("def",)
+    )
+    by_keywords = BM25Retriever(k1=1.2, method="atire", query="issue", stopwords=["def"])
+    assert isinstance(made, BM25Retriever) and made.params == params
+    assert BM25Retriever(params).params is params
+    runs = []
+    for bm25 in (made, by_keywords, BM25Retriever(params, name="other")):
+        assert bm25.config() == by_keywords.config()
+        bm25.index(corpus)
+        runs.append(bm25.search({"q": "parse json line charge"}, 3).scores)
+    assert runs[0] == runs[1] == runs[2]
+    assert BM25Retriever(params, name="other").name == "other"
+    assert "tokenizer" not in BM25Retriever.Params.model_fields
+    assert "name" not in BM25Retriever.Params.model_fields

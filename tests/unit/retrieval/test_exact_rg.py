@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import SnapshotError, ToolMissingError
 from retrieval_bench.files import SourceFile

@@ -75,3 +75,21 @@ def test_bad_configs() -> None:
         ExactRetriever(terms="regex")
     with pytest.raises(ConfigError, match="case"):
         ExactRetriever(case="upper")
+    with pytest.raises(ConfigError, match="unknown parameter 'term'"):
+        ExactRetriever(term="raw")
+    with pytest.raises(ConfigError, match="max_terms: Input should be a valid integer"):
+        ExactRetriever(max_terms="many")
+
+
+def test_params_and_keywords() -> None:
+    """Config parameters are ``Params``; the keyword provider, model and name are not."""
+    params = ExactRetriever.Params(terms="raw", max_terms=2, line_bonus=0.1)
+    ex = ExactRetriever(params, name="ee")
+    assert (ex.params, ex.name, ex.terms, ex.max_terms, ex.line_bonus) == (
+        params, "ee", "raw", 2, 0.1)  # fmt: skip
+    assert ex.config() == ExactRetriever(terms="raw", max_terms=2, line_bonus=0.1).config()
+    for keyword in ("keyword_provider", "llm", "name"):
+        assert keyword not in ExactRetriever.Params.model_fields
+    llm_params = ExactRetriever.Params(terms="llm")
+    llm_rung = ExactRetriever(llm_params, keyword_provider=lambda q: ["refund"])
+    assert llm_rung.extract_terms("anything") == ["refund"]

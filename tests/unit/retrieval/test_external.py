@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_bench.contracts.registry import RETRIEVERS
 from retrieval_bench.corpus import Corpus
+from retrieval_bench.errors import ConfigError
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
-from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.retrieval.external import ExternalRun, ExternalRunError
 from retrieval_bench.runs.lifting import ranked_files
 from retrieval_bench.types import Chunk, Example
@@ -97,6 +98,8 @@ def test_id_mapping_prefix_and_map(tmp_path: Path) -> None:
     assert run.ids("q1") == ["file:a.py"] and run.ids("q2") == ["file:b.py"]
     run = _stage(path, id_map={"swe__q1": "q3"}).search(QUERIES, k=5)
     assert run.ids("q3") == ["file:a.py"]
+    run = _stage(path, id_map={"swe__q1": 3}).search({"3": "?"}, k=5)  # a YAML number
+    assert run.ids("3") == ["file:a.py"]
 
 
 def test_unknown_ids_and_duplicates_warn_once_before_the_run(
@@ -227,6 +230,10 @@ def test_locagent_found_entities_and_modules(tmp_path: Path) -> None:
     assert modules.ids("q1") == ["entity:b.py:B", "entity:a.py:helper"]
     with pytest.raises(ExternalRunError, match="field 'found_classes'"):
         RETRIEVERS.create("external", path=str(path), field="found_classes")
+    with pytest.raises(ConfigError, match="format: Input should be 'trec' or 'jsonl'"):
+        RETRIEVERS.create("external", path=str(path), format="csv")
+    with pytest.raises(ConfigError, match="path: Field required"):
+        ExternalRun(field="found_entities")
     trec = tmp_path / "sys.trec"
     trec.write_text("q1 Q0 a.py 1 1.0 sys\n", encoding="utf-8")
     with pytest.raises(ExternalRunError, match="needs a jsonl file"):

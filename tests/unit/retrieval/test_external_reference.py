@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from retrieval_bench.contracts.registry import RETRIEVERS
 from retrieval_bench.datasets.jsonl import load_examples
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
-from retrieval_bench.registry import RETRIEVERS
 from retrieval_bench.store.trec import write_run
 from retrieval_bench.types import Run
 from tests.unit.retrieval.conftest import window_corpus

@@ -150,6 +150,21 @@ def test_bad_parameters_fail_with_the_key() -> None:
         FileBM25Retriever(aggregate="avg")
     with pytest.raises(ConfigError, match="top_m"):
         FileBM25Retriever(top_m=0)
+    with pytest.raises(ConfigError, match="unknown parameter 'docs'"):
+        FileBM25Retriever(docs="file")
+
+
+def test_params_nest_bm25s() -> None:
+    """``bm25-files``' ``Params`` are ``bm25``'s plus its own; the inner ``bm25`` gets
+    every one of them but ``path_boost`` (added per file)."""
+    assert issubclass(FileBM25Retriever.Params, BM25Retriever.Params)
+    own = set(FileBM25Retriever.Params.model_fields) - set(BM25Retriever.Params.model_fields)
+    assert own == {"doc", "aggregate", "top_m", "test_weight"}
+    r = FileBM25Retriever(k1=1.2, dtype="float64", query="issue", path_boost=2.0, name="ff")
+    assert r.bm25.params == BM25Retriever.Params(k1=1.2, dtype="float64", query="issue")
+    assert (r.name, r.bm25.name, r.path_boost, r.bm25.path_boost) == ("ff", "ff", 2.0, 0.0)
+    with pytest.raises(ConfigError, match="bm25: method 'okapi'"):
+        FileBM25Retriever(method="okapi")
 
 
 @pytest.mark.parametrize(

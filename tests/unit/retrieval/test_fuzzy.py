@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import retrieval_bench
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.retrieval.fuzzy import FuzzyRetriever, osa_distance
@@ -55,7 +55,7 @@ def test_custom_budget_and_forms() -> None:
 @pytest.mark.parametrize("bad", [[6, 3], [0, 4], {"one": 5}, "5,9", [1, 2, 3], [5, 300]])
 def test_bad_budget_is_a_config_error(bad: object) -> None:
     with pytest.raises(ConfigError, match="typo_budget"):
-        FuzzyRetriever(typo_budget=bad)  # type: ignore[arg-type]
+        FuzzyRetriever(typo_budget=bad)
 
 
 @pytest.mark.parametrize(
@@ -196,6 +196,11 @@ def test_registry_and_config() -> None:
     cfg = retriever.config()
     assert cfg["backend"] == "tantivy"
     assert cfg["typo_budget"] == {"one_typo": 4, "two_typos": 8}
+    made = registry.RETRIEVERS.create("fuzzy", {"typo_budget": {"oneTypo": 4, "twoTypos": 8}})
+    assert isinstance(made, FuzzyRetriever) and made.config() == cfg
+    assert made.params.typo_budget == TypoBudget(4, 8)  # read once, by TypoBudget.of
+    with pytest.raises(ConfigError, match="unknown parameter 'typos'"):
+        FuzzyRetriever(typos=[4, 8])
 
 
 @pytest.mark.parametrize(

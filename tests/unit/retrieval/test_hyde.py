@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import ChatRequest, Completion, LLMError, LLMResponseError
@@ -53,7 +53,9 @@ class BatchLLM(ScriptedLLM):
 
 
 def _hyde(tmp_path: Path, llm: ScriptedLLM, **params: Any) -> HydeRetriever:
-    r = HydeRetriever(llm, embedder=CountingEmbedder(), cache_dir=str(tmp_path / "cache"), **params)
+    r = HydeRetriever(
+        llm=llm, embedder=CountingEmbedder(), cache_dir=str(tmp_path / "cache"), **params
+    )
     r.index(Corpus(tmp_path, list(WEB)))
     return r
 
@@ -63,7 +65,7 @@ def test_registered_and_validated() -> None:
     with pytest.raises(ConfigError, match="llm"):
         registry.create("retrievers", "hyde")
     with pytest.raises(ConfigError, match="rung"):
-        HydeRetriever(ScriptedLLM("x"), rung="fancy")
+        HydeRetriever(llm=ScriptedLLM("x"), rung="fancy")
     # the harness hands the LanceDB index to retrievers whose index() takes it
     assert "codebase_index" in inspect.signature(HydeRetriever.index).parameters
 
@@ -99,11 +101,11 @@ def test_dominant_languages() -> None:
 
 
 def test_language_rung_without_code_falls_back_to_plain(tmp_path: Path) -> None:
-    r = HydeRetriever(ScriptedLLM("x"), rung="language", embedder=CountingEmbedder())
+    r = HydeRetriever(llm=ScriptedLLM("x"), rung="language", embedder=CountingEmbedder())
     r.languages = []
-    assert r.prompt("q?") == HydeRetriever(ScriptedLLM("x"), embedder=CountingEmbedder()).prompt(
-        "q?"
-    )
+    assert r.prompt("q?") == HydeRetriever(
+        llm=ScriptedLLM("x"), embedder=CountingEmbedder()
+    ).prompt("q?")
 
 
 def test_tree_prompt_shows_the_file_tree(tmp_path: Path) -> None:
@@ -117,7 +119,7 @@ def test_tree_prompt_shows_the_file_tree(tmp_path: Path) -> None:
 def test_tree_prompt_of_a_large_repository_stays_small(tmp_path: Path) -> None:
     paths = [f"pkg{i}/mod{j}/file{k}.py" for i in range(40) for j in range(12) for k in range(15)]
     chunks = [_chunk(p, "def f(): pass", "python") for p in paths]
-    r = HydeRetriever(ScriptedLLM("x"), rung="tree", embedder=CountingEmbedder())
+    r = HydeRetriever(llm=ScriptedLLM("x"), rung="tree", embedder=CountingEmbedder())
     r.index(Corpus(tmp_path, chunks))
     prompt = r.prompt("Where are the database migrations applied at startup?")
     assert len(r.tree) <= 900

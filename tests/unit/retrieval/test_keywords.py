@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
 from retrieval_bench.errors import ConfigError, ToolMissingError
 from retrieval_bench.llm.base import ChatRequest, LLMUnavailableError
 from retrieval_bench.retrieval.exact import ExactRetriever, find_rg

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench.chunking.base import chunk_tree
+from retrieval_bench.contracts.chunker import chunk_tree
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.run.prepare import make_chunker
 from retrieval_bench.retrieval import exact as exact_module

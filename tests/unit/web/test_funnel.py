@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench.chunking.base import chunk_id
+from retrieval_bench.contracts.chunker import chunk_id
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
 from retrieval_bench.runs.lifting import ranked_ids

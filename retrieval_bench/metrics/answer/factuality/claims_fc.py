@@ -59,17 +59,25 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, cast
 
+from pydantic import StrictFloat, StrictInt
+
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.factuality.claims import (
     DEFAULT_MAX_CLAIMS,
     ClaimExtractor,
     Claims,
 )
-from retrieval_bench.metrics.answer.factuality.common import check_temperature, check_unit, shorten
+from retrieval_bench.metrics.answer.factuality.common import (
+    check_temperature,
+    check_unit,
+    require_llm,
+    shorten,
+)
 from retrieval_bench.metrics.answer.factuality.entailment import (
     Entailment,
     EntailmentAnalyzer,
@@ -79,7 +87,6 @@ from retrieval_bench.metrics.answer.factuality.informationless import (
     Informationless,
     InformationlessVerdict,
 )
-from retrieval_bench.registry import register
 
 __all__ = ["INFORMATIONLESS_MODES", "REPORTS", "ClaimsFC", "f1_of"]
 
@@ -113,38 +120,47 @@ class _Failed(Exception):
         self.error, self.raw = error, raw
 
 
-@register("metrics", "claims_fc")
 class ClaimsFC(MetricBase):
     """Claim-level precision / recall / F1 of an answer against the expected answer.
 
-    Parameters: ``llm`` (injected by the metric factory); ``report``
-    (``"f1"``, ``"precision"``, ``"recall"``); ``neutral_value`` f for a
-    NEUTRAL claim (0.0); ``round_above`` (None, or a threshold in [0, 1]: a
-    reported value above it becomes 1.0); ``informationless`` (``"zero"``,
-    ``"missing"``, ``"ignore"``); ``unknown_as_neutral`` (False);
+    Parameters (``Params``): ``report`` (``"f1"``, ``"precision"``, ``"recall"``);
+    ``neutral_value`` f for a NEUTRAL claim (0.0); ``round_above`` (None, or a
+    threshold in [0, 1]: a reported value above it becomes 1.0); ``informationless``
+    (``"zero"``, ``"missing"``, ``"ignore"``); ``unknown_as_neutral`` (False);
     ``max_claims`` per text (20); ``claim_max_tokens`` (256) and
-    ``verdict_max_tokens`` (4) per reply; ``temperature`` (0.0); ``name``.
+    ``verdict_max_tokens`` (4) per reply; ``temperature`` (0.0). Keywords: ``llm``
+    (injected by the metric factory) and ``name``.
     """
 
     description = "claim-level factual precision/recall/F1 of the answer vs the reference"
     needs_llm = True
 
+    class Params(StageParams):
+        report: str = "f1"
+        neutral_value: StrictFloat = 0.0
+        round_above: StrictFloat | None = None
+        informationless: str = "zero"
+        unknown_as_neutral: bool = False
+        max_claims: StrictInt = DEFAULT_MAX_CLAIMS
+        claim_max_tokens: StrictInt = 256
+        verdict_max_tokens: StrictInt = 4
+        temperature: StrictFloat = 0.0
+
+    params: ClaimsFC.Params
+
     def __init__(
         self,
-        llm: LLM,
+        params: ClaimsFC.Params | None = None,
+        /,
         *,
-        report: Report = "f1",
-        neutral_value: float = 0.0,
-        round_above: float | None = None,
-        informationless: InformationlessMode = "zero",
-        unknown_as_neutral: bool = False,
-        max_claims: int = DEFAULT_MAX_CLAIMS,
-        claim_max_tokens: int = 256,
-        verdict_max_tokens: int = 4,
-        temperature: float = 0.0,
+        llm: LLM | None = None,
         name: str = "claims_fc",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         self.name = name
+        llm = require_llm(llm, name)
+        report, informationless = p.report, p.informationless
         if report not in REPORTS:
             raise ConfigError(f"{name}: report must be one of {', '.join(REPORTS)}, got {report!r}")
         if informationless not in INFORMATIONLESS_MODES:
@@ -152,21 +168,23 @@ class ClaimsFC(MetricBase):
                 f"{name}: informationless must be one of {', '.join(INFORMATIONLESS_MODES)}, "
                 f"got {informationless!r}"
             )
-        self.report: Report = report
-        self.neutral_value = check_unit(neutral_value, "neutral_value", name)
+        self.report = cast("Report", report)
+        self.neutral_value = check_unit(p.neutral_value, "neutral_value", name)
         self.round_above = (
-            None if round_above is None else check_unit(round_above, "round_above", name)
+            None if p.round_above is None else check_unit(p.round_above, "round_above", name)
         )
-        self.informationless: InformationlessMode = informationless
-        self.unknown_as_neutral = bool(unknown_as_neutral)
-        temperature = check_temperature(temperature, name)
+        self.informationless = cast("InformationlessMode", informationless)
+        self.unknown_as_neutral = p.unknown_as_neutral
+        temperature = check_temperature(p.temperature, name)
         self.extractor = ClaimExtractor(
-            llm, max_claims=max_claims, max_tokens=claim_max_tokens, temperature=temperature
+            llm, max_claims=p.max_claims, max_tokens=p.claim_max_tokens, temperature=temperature
         )
         self.analyzer = EntailmentAnalyzer(
-            llm, max_tokens=verdict_max_tokens, temperature=temperature
+            llm, max_tokens=p.verdict_max_tokens, temperature=temperature
         )
-        self.detector = Informationless(llm, max_tokens=verdict_max_tokens, temperature=temperature)
+        self.detector = Informationless(
+            llm, max_tokens=p.verdict_max_tokens, temperature=temperature
+        )
         self.llm = llm
 
     @property

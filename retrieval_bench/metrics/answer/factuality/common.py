@@ -34,6 +34,7 @@ __all__ = [
     "check_temperature",
     "check_unit",
     "reply_text",
+    "require_llm",
     "reply_yes_no",
     "shorten",
 ]
@@ -156,6 +157,13 @@ def check_unit(value: object, what: str, owner: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{owner}: {what} must be in [0, 1], got {value}")
     return float(value)
+
+
+def require_llm(llm: LLM | None, owner: str) -> LLM:
+    """``llm``, or a TypeError when a metric that declares ``needs_llm`` got none."""
+    if llm is None:
+        raise TypeError(f"{owner}: no LLM client; pass llm= (the metric factory passes the run's)")
+    return llm
 
 
 def check_max_tokens(value: object, what: str, owner: str) -> int:

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from pydantic import StrictFloat, StrictInt
+
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.llm.base import LLM, Completion, LLMError
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.factuality.common import (
     YES_NO_LOGPROBS,
     Prompt,
@@ -31,39 +35,47 @@ from retrieval_bench.metrics.answer.factuality.common import (
     check_temperature,
     reply_text,
     reply_yes_no,
+    require_llm,
     shorten,
 )
-from retrieval_bench.registry import register
 
 __all__ = ["ContextRelevancy"]
 
 
-@register("metrics", "context_relevancy")
 class ContextRelevancy(MetricBase):
     """Share of the retrieved sources the model judges necessary/useful for the answer.
 
-    Parameters: ``llm`` (injected by the metric factory); ``max_tokens`` (4);
-    ``temperature`` (0.0); ``prompt`` (a built-in name or a file whose
-    ``[user]`` uses ``{question}``, ``{prediction}``, ``{source}``); ``name``.
+    Parameters (``Params``): ``max_tokens`` (4); ``temperature`` (0.0); ``prompt``
+    (a built-in name or a file whose ``[user]`` uses ``{question}``,
+    ``{prediction}``, ``{source}``). Keywords: ``llm`` (injected by the metric
+    factory) and ``name``.
     """
 
     description = "share of retrieved sources judged necessary or useful for the answer"
     needs_llm = True
 
+    class Params(StageParams):
+        max_tokens: StrictInt = 4
+        temperature: StrictFloat = 0.0
+        prompt: str | Path = "context_relevancy"
+
+    params: ContextRelevancy.Params
+
     def __init__(
         self,
-        llm: LLM,
+        params: ContextRelevancy.Params | None = None,
+        /,
         *,
-        max_tokens: int = 4,
-        temperature: float = 0.0,
-        prompt: str | Path = "context_relevancy",
+        llm: LLM | None = None,
         name: str = "context_relevancy",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         self.name = name
-        self.llm = llm
-        self.max_tokens = check_max_tokens(max_tokens, "max_tokens", name)
-        self.temperature = check_temperature(temperature, name)
-        self.prompt = Prompt.load(prompt, ("question", "prediction", "source"), name)
+        self.llm = require_llm(llm, name)
+        self.max_tokens = check_max_tokens(p.max_tokens, "max_tokens", name)
+        self.temperature = check_temperature(p.temperature, name)
+        self.prompt = Prompt.load(p.prompt, ("question", "prediction", "source"), name)
 
     def score(self, sample: Sample) -> Score:
         return self.score_samples([sample])[0]

@@ -31,21 +31,28 @@ Degenerate cases (each tested)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from pydantic import StrictFloat, StrictInt
+
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.factuality.claims import (
     DEFAULT_MAX_CLAIMS,
     ClaimExtractor,
     Claims,
 )
-from retrieval_bench.metrics.answer.factuality.common import check_temperature, shorten
+from retrieval_bench.metrics.answer.factuality.common import (
+    check_temperature,
+    require_llm,
+    shorten,
+)
 from retrieval_bench.metrics.answer.factuality.entailment import (
     Entailment,
     EntailmentAnalyzer,
     Relation,
 )
-from retrieval_bench.registry import register
 
 __all__ = ["Faithfulness", "sources_of"]
 
@@ -55,38 +62,46 @@ def sources_of(sample: Sample) -> list[str]:
     return [c for c in sample.contexts if c.strip()]
 
 
-@register("metrics", "faithfulness")
 class Faithfulness(MetricBase):
     """Share of the answer's claims entailed by at least one source.
 
-    Parameters: ``llm`` (injected by the metric factory); ``unknown_as_neutral``
-    (False); ``max_claims`` (20); ``claim_max_tokens`` (256);
-    ``verdict_max_tokens`` (4); ``temperature`` (0.0); ``name``.
+    Parameters (``Params``): ``unknown_as_neutral`` (False); ``max_claims`` (20);
+    ``claim_max_tokens`` (256); ``verdict_max_tokens`` (4); ``temperature`` (0.0).
+    Keywords: ``llm`` (injected by the metric factory) and ``name``.
     """
 
     description = "share of the answer's claims entailed by at least one retrieved source"
     needs_llm = True
 
+    class Params(StageParams):
+        unknown_as_neutral: bool = False
+        max_claims: StrictInt = DEFAULT_MAX_CLAIMS
+        claim_max_tokens: StrictInt = 256
+        verdict_max_tokens: StrictInt = 4
+        temperature: StrictFloat = 0.0
+
+    params: Faithfulness.Params
+
     def __init__(
         self,
-        llm: LLM,
+        params: Faithfulness.Params | None = None,
+        /,
         *,
-        unknown_as_neutral: bool = False,
-        max_claims: int = DEFAULT_MAX_CLAIMS,
-        claim_max_tokens: int = 256,
-        verdict_max_tokens: int = 4,
-        temperature: float = 0.0,
+        llm: LLM | None = None,
         name: str = "faithfulness",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         self.name = name
-        temperature = check_temperature(temperature, name)
-        self.unknown_as_neutral = bool(unknown_as_neutral)
+        llm = require_llm(llm, name)
+        temperature = check_temperature(p.temperature, name)
+        self.unknown_as_neutral = p.unknown_as_neutral
         self.llm = llm
         self.extractor = ClaimExtractor(
-            llm, max_claims=max_claims, max_tokens=claim_max_tokens, temperature=temperature
+            llm, max_claims=p.max_claims, max_tokens=p.claim_max_tokens, temperature=temperature
         )
         self.analyzer = EntailmentAnalyzer(
-            llm, max_tokens=verdict_max_tokens, temperature=temperature
+            llm, max_tokens=p.verdict_max_tokens, temperature=temperature
         )
 
     def score(self, sample: Sample) -> Score:

@@ -37,10 +37,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
+from pydantic import StrictFloat, StrictInt
+
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM, Completion, LLMError
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.factuality.common import (
     Prompt,
     call_all,
@@ -48,9 +53,9 @@ from retrieval_bench.metrics.answer.factuality.common import (
     check_temperature,
     check_unit,
     reply_text,
+    require_llm,
     shorten,
 )
-from retrieval_bench.registry import register
 
 __all__ = ["DEFAULT_RUBRIC_SCORES", "RUBRIC_LABELS", "RubricsFC", "parse_rubric_label"]
 
@@ -90,47 +95,53 @@ def parse_rubric_label(text: str) -> tuple[str, int] | None:
     return m.lastgroup, m.end()
 
 
-@register("metrics", "rubrics_fc")
 class RubricsFC(MetricBase):
     """One-call relation of the answer to the expected answer, mapped to a score.
 
-    Parameters: ``llm`` (injected by the metric factory); ``scores`` (label →
-    value in [0, 1], merged over :data:`DEFAULT_RUBRIC_SCORES`); ``max_tokens``
-    (32); ``temperature`` (0.0); ``prompt`` (a built-in name or a file whose
-    ``[user]`` uses ``{question}``, ``{reference}``, ``{prediction}``); ``name``.
+    Parameters (``Params``): ``scores`` (label → value in [0, 1], merged over
+    :data:`DEFAULT_RUBRIC_SCORES`); ``max_tokens`` (32); ``temperature`` (0.0);
+    ``prompt`` (a built-in name or a file whose ``[user]`` uses ``{question}``,
+    ``{reference}``, ``{prediction}``). Keywords: ``llm`` (injected by the metric
+    factory) and ``name``.
     """
 
     description = "rubric relation of the answer to the reference (equivalent ... contradiction)"
     needs_llm = True
 
+    class Params(StageParams):
+        scores: dict[str, StrictFloat] | None = None
+        max_tokens: StrictInt = 32
+        temperature: StrictFloat = 0.0
+        prompt: str | Path = "rubrics"
+
+    params: RubricsFC.Params
+
     def __init__(
         self,
-        llm: LLM,
+        params: RubricsFC.Params | None = None,
+        /,
         *,
-        scores: Mapping[str, float] | None = None,
-        max_tokens: int = 32,
-        temperature: float = 0.0,
-        prompt: str = "rubrics",
+        llm: LLM | None = None,
         name: str = "rubrics_fc",
+        **values: Any,
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
         self.name = name
+        self.llm = require_llm(llm, name)
         merged = dict(DEFAULT_RUBRIC_SCORES)
-        if scores is not None:
-            if not isinstance(scores, Mapping):
-                raise ConfigError(f"{name}: scores must be a mapping label → value, got {scores!r}")
-            unknown = sorted(set(scores) - set(RUBRIC_LABELS))
+        if p.scores is not None:
+            unknown = sorted(set(p.scores) - set(RUBRIC_LABELS))
             if unknown:
                 raise ConfigError(
                     f"{name}: unknown rubric label(s) {', '.join(map(repr, unknown))} in scores; "
                     f"use {', '.join(RUBRIC_LABELS)}"
                 )
-            for label, value in scores.items():
+            for label, value in p.scores.items():
                 merged[label] = check_unit(value, f"scores[{label!r}]", name)
         self.scores: Mapping[str, float] = merged
-        self.llm = llm
-        self.max_tokens = check_max_tokens(max_tokens, "max_tokens", name)
-        self.temperature = check_temperature(temperature, name)
-        self.prompt = Prompt.load(prompt, ("question", "reference", "prediction"), name)
+        self.max_tokens = check_max_tokens(p.max_tokens, "max_tokens", name)
+        self.temperature = check_temperature(p.temperature, name)
+        self.prompt = Prompt.load(p.prompt, ("question", "reference", "prediction"), name)
 
     def score(self, sample: Sample) -> Score:
         return self.score_samples([sample])[0]

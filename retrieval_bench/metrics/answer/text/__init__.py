@@ -1,9 +1,9 @@
 """Text metrics (docs/metrics.md#text-metrics): exact match, token F1, BLEU, ROUGE-1/2/L/Lsum.
 
-Each is a :class:`~retrieval_bench.metrics.answer.base.MetricBase` registered under
+Each is a :class:`~retrieval_bench.contracts.answer_metric.MetricBase` registered under
 the ``metrics`` kind (``exact_match``, ``token_f1``, ``bleu``, ``rouge1``,
-``rouge2``, ``rougeL``, ``rougeLsum``) with keyword-only options, so a config
-entry such as ``{"name": "bleu", "smoothing": "floor"}`` maps onto it. BLEU
+``rouge2``, ``rougeL``, ``rougeLsum``) whose options are its class's ``Params``, so a
+config entry such as ``{"name": "bleu", "smoothing": "floor"}`` maps onto it. BLEU
 agrees with sacrebleu and ROUGE with rouge-score to 1e-9 on the test corpus
 (``tests/unit/metrics/answer/text``; ``benchmarks/agreement/text_metrics.py``).
 """
@@ -15,6 +15,10 @@ from retrieval_bench.metrics.answer.text.exact_match import ExactMatch
 from retrieval_bench.metrics.answer.text.normalize import TextNormalizer, normalize_answer
 from retrieval_bench.metrics.answer.text.rouge import (
     Rouge,
+    Rouge1,
+    Rouge2,
+    RougeL,
+    RougeLsum,
     RougeScore,
     rouge1,
     rouge2,
@@ -30,6 +34,10 @@ __all__ = [
     "BleuStatistics",
     "ExactMatch",
     "Rouge",
+    "Rouge1",
+    "Rouge2",
+    "RougeL",
+    "RougeLsum",
     "RougeScore",
     "TextNormalizer",
     "TokenF1",

@@ -49,13 +49,15 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from pydantic import StrictInt
+
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.text.normalize import sample_texts
 from retrieval_bench.metrics.answer.text.tokenize_13a import tokenize_13a
-from retrieval_bench.registry import register
 
 _CODE_TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -170,38 +172,38 @@ def bleu_from_statistics(
     return BleuResult(brevity_penalty * math.exp(log_mean), tuple(precisions), brevity_penalty)
 
 
-@register("metrics", "bleu")
 class BLEU(MetricBase):
     """Sentence BLEU of a prediction against all its references, 0..1.
 
-    Parameters:
+    Parameters (``Params``):
         max_ngram_order: N, the longest n-gram (4).
         smoothing: ``none`` | ``floor`` | ``add-k`` | ``exp`` (default, sacrebleu's).
         smooth_value: the floor (0.1) or k (1) of those methods; None = default.
         effective_order: score short hypotheses on the orders they have (True).
         tokenize: ``13a`` (default) | ``none`` | ``code``.
         lowercase: lowercase hypothesis and references first.
-        name: the metric's label in results.
+
+    ``name`` (keyword): the metric's label in results.
     """
 
     description = "sentence BLEU (Papineni et al. 2002), 0..1"
 
+    class Params(StageParams):
+        max_ngram_order: StrictInt = 4
+        smoothing: str = "exp"
+        smooth_value: float | None = None
+        effective_order: bool = True
+        tokenize: str = "13a"
+        lowercase: bool = False
+
+    params: BLEU.Params
+
     def __init__(
-        self,
-        *,
-        max_ngram_order: int = 4,
-        smoothing: str = "exp",
-        smooth_value: float | None = None,
-        effective_order: bool = True,
-        tokenize: str = "13a",
-        lowercase: bool = False,
-        name: str = "bleu",
+        self, params: BLEU.Params | None = None, /, *, name: str = "bleu", **values: Any
     ) -> None:
-        if (
-            isinstance(max_ngram_order, bool)
-            or not isinstance(max_ngram_order, int)
-            or max_ngram_order < 1
-        ):
+        p = self.params = self.Params.of(params, **values)
+        max_ngram_order, smoothing, smooth_value = p.max_ngram_order, p.smoothing, p.smooth_value
+        if max_ngram_order < 1:
             raise ConfigError(
                 f"{name}: max_ngram_order must be an integer >= 1, not {max_ngram_order!r}"
             )
@@ -212,18 +214,18 @@ class BLEU(MetricBase):
             )
         if smooth_value is not None and not smooth_value > 0:
             raise ConfigError(f"{name}: smooth_value must be > 0, not {smooth_value}")
-        if tokenize not in TOKENIZERS:
+        if p.tokenize not in TOKENIZERS:
             raise ConfigError(
-                f"{name}: unknown tokenize {tokenize!r}; choose one of {', '.join(TOKENIZERS)}"
+                f"{name}: unknown tokenize {p.tokenize!r}; choose one of {', '.join(TOKENIZERS)}"
             )
         self.name = name
         self.max_ngram_order = max_ngram_order
         self.smoothing = smoothing
         self.smooth_value = smooth_value
-        self.effective_order = effective_order
-        self.tokenize = tokenize
-        self.lowercase = lowercase
-        self._tokenizer = _CACHED_TOKENIZERS[tokenize]
+        self.effective_order = p.effective_order
+        self.tokenize = p.tokenize
+        self.lowercase = p.lowercase
+        self._tokenizer = _CACHED_TOKENIZERS[p.tokenize]
 
     def tokens(self, text: str) -> tuple[str, ...]:
         """``text`` as BLEU sees it: lowercased if asked, right-stripped, tokenised."""

@@ -15,27 +15,22 @@ prediction then scores 1.0 and any other 0.0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from retrieval_bench.metrics.answer.base import Sample, Score
+from retrieval_bench.contracts.answer_metric import Sample, Score
 from retrieval_bench.metrics.answer.text.normalize import NormalisedTextMetric, sample_texts
-from retrieval_bench.registry import register
 
 _NO_REFERENCE = ("",)
 
 
-@register("metrics", "exact_match")
-@dataclass(eq=False, kw_only=True)
 class ExactMatch(NormalisedTextMetric):
     """Exact match after normalisation; 1.0 or 0.0.
 
-    Parameters (keyword-only): ``ignore_case``, ``ignore_punctuation``,
-    ``normalize_whitespace``, ``strip``, ``remove_articles``, ``squad``, ``name``;
-    see :class:`~retrieval_bench.metrics.answer.text.normalize.NormalisedTextMetric`.
+    Parameters (``Params``): ``ignore_case``, ``ignore_punctuation``,
+    ``normalize_whitespace``, ``strip``, ``remove_articles``, ``squad``; keyword
+    ``name``; see :class:`~retrieval_bench.metrics.answer.text.normalize.NormalisedTextMetric`.
     """
 
     description = "exact match of normalised prediction and reference"
-    name: str = "exact_match"
+    name = "exact_match"
 
     def score(self, sample: Sample) -> Score:
         prediction, references = sample_texts(sample, self.name)

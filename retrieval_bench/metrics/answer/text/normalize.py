@@ -27,10 +27,12 @@ import re
 import string
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.answer.base import MetricBase, Sample
 
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b", re.IGNORECASE)
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -125,15 +127,13 @@ def normalizer_from_options(
     return TextNormalizer.squad()
 
 
-@dataclass(eq=False, kw_only=True)
 class NormalisedTextMetric(MetricBase):
     """Base of the metrics that compare normalised text (exact match, token F1).
 
-    The normalisation options are declared once, here, as dataclass fields, so
-    each subclass's constructor signature lists them explicitly (keyword-only,
-    with their defaults) — what the metric factory checks config keys against —
-    and a subclass only re-declares the defaults it changes (token F1 ignores
-    case). Options:
+    The normalisation options are declared once, here, as the fields of
+    :class:`NormalisedTextMetric.Params` (what a config entry may set), and a
+    subclass's ``Params`` only re-declares the defaults it changes (token F1
+    ignores case). Options:
 
     * ``ignore_case``: compare lowercased text;
     * ``ignore_punctuation``: delete punctuation (ASCII and Unicode ``P*``) first;
@@ -142,29 +142,47 @@ class NormalisedTextMetric(MetricBase):
     * ``remove_articles``: drop the words a/an/the;
     * ``squad``: the SQuAD v1.1 preset; turns on case, punctuation and article
       removal (cannot be combined with ``normalize_whitespace=False`` or
-      ``strip=False``);
-    * ``name``: the metric's label in results.
+      ``strip=False``).
+
+    ``name`` (keyword, default: the class's ``name``) is the metric's label in results.
     """
 
-    ignore_case: bool = False
-    ignore_punctuation: bool = False
-    normalize_whitespace: bool = True
-    strip: bool = True
-    remove_articles: bool = False
-    squad: bool = False
-    name: str = "metric"
-    normalizer: TextNormalizer = field(init=False, repr=False)
+    class Params(StageParams):
+        ignore_case: bool = False
+        ignore_punctuation: bool = False
+        normalize_whitespace: bool = True
+        strip: bool = True
+        remove_articles: bool = False
+        squad: bool = False
+
+    params: NormalisedTextMetric.Params
+    normalizer: TextNormalizer
     """The normaliser the options make (set on construction)."""
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        params: NormalisedTextMetric.Params | None = None,
+        /,
+        *,
+        name: str | None = None,
+        **values: Any,
+    ) -> None:
+        p = self.params = self.Params.of(params, **values)
+        self.name = type(self).name if name is None else name
+        self.ignore_case = p.ignore_case
+        self.ignore_punctuation = p.ignore_punctuation
+        self.normalize_whitespace = p.normalize_whitespace
+        self.strip = p.strip
+        self.remove_articles = p.remove_articles
+        self.squad = p.squad
         self.normalizer = normalizer_from_options(
             self.name,
-            ignore_case=self.ignore_case,
-            ignore_punctuation=self.ignore_punctuation,
-            normalize_whitespace=self.normalize_whitespace,
-            strip=self.strip,
-            remove_articles=self.remove_articles,
-            squad=self.squad,
+            ignore_case=p.ignore_case,
+            ignore_punctuation=p.ignore_punctuation,
+            normalize_whitespace=p.normalize_whitespace,
+            strip=p.strip,
+            remove_articles=p.remove_articles,
+            squad=p.squad,
         )
 
 

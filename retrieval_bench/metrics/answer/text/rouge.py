@@ -34,13 +34,13 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.text.lcs import lcs_length, union_lcs_hits
 from retrieval_bench.metrics.answer.text.normalize import sample_texts
-from retrieval_bench.registry import register
 
 _NON_ALPHANUMERIC_RUN = re.compile(r"[^a-z0-9]+")
 _VALID_TOKEN = re.compile(r"[a-z0-9]+")
@@ -131,23 +131,30 @@ def _compare_summary_lcs(predicted: list[list[str]], reference: list[list[str]])
 class Rouge(MetricBase):
     """One ROUGE variant as a metric; see the module docstring.
 
-    Parameters:
+    Parameters (``Params``):
         rouge_type: ``rouge1`` … ``rouge9``, ``rougeL`` or ``rougeLsum``.
         measure: ``f`` (default), ``precision`` or ``recall``.
         use_stemmer: Porter-stem tokens longer than 3 characters (needs nltk).
-        name: the metric's label (default: ``rouge_type``).
+
+    ``name`` (keyword): the metric's label (default: ``rouge_type``). The
+    registered names are the subclasses :class:`Rouge1`, :class:`Rouge2`,
+    :class:`RougeL` and :class:`RougeLsum`, whose ``Params`` fix ``rouge_type``.
     """
 
     description = "ROUGE (Lin 2004) after rouge-score's tokenisation"
 
+    class Params(StageParams):
+        rouge_type: str = "rougeL"
+        measure: str = "f"
+        use_stemmer: bool = False
+
+    params: Rouge.Params
+
     def __init__(
-        self,
-        *,
-        rouge_type: str = "rougeL",
-        measure: str = "f",
-        use_stemmer: bool = False,
-        name: str | None = None,
+        self, params: Rouge.Params | None = None, /, *, name: str | None = None, **values: Any
     ) -> None:
+        p = self.params = self.Params.of(params, **values)
+        rouge_type, measure, use_stemmer = p.rouge_type, p.measure, p.use_stemmer
         self.name = name or rouge_type
         if measure not in MEASURES:
             raise ConfigError(
@@ -217,25 +224,58 @@ class Rouge(MetricBase):
         )
 
 
-@register("metrics", "rouge1", returns=Rouge)
-def rouge1(*, measure: str = "f", use_stemmer: bool = False, name: str = "rouge1") -> Rouge:
+# --- the registered variants: ``rouge_type`` fixed, the default name is the type --------------
+class Rouge1(Rouge):
     """ROUGE-1: unigram overlap."""
-    return Rouge(rouge_type="rouge1", measure=measure, use_stemmer=use_stemmer, name=name)
+
+    class Params(Rouge.Params):
+        rouge_type: Literal["rouge1"] = "rouge1"
+
+    params: Rouge1.Params
 
 
-@register("metrics", "rouge2", returns=Rouge)
-def rouge2(*, measure: str = "f", use_stemmer: bool = False, name: str = "rouge2") -> Rouge:
+class Rouge2(Rouge):
     """ROUGE-2: bigram overlap."""
-    return Rouge(rouge_type="rouge2", measure=measure, use_stemmer=use_stemmer, name=name)
+
+    class Params(Rouge.Params):
+        rouge_type: Literal["rouge2"] = "rouge2"
+
+    params: Rouge2.Params
 
 
-@register("metrics", "rougeL", returns=Rouge)
-def rouge_l(*, measure: str = "f", use_stemmer: bool = False, name: str = "rougeL") -> Rouge:
+class RougeL(Rouge):
     """ROUGE-L: sentence-level longest common subsequence."""
-    return Rouge(rouge_type="rougeL", measure=measure, use_stemmer=use_stemmer, name=name)
+
+    class Params(Rouge.Params):
+        rouge_type: Literal["rougeL"] = "rougeL"
+
+    params: RougeL.Params
 
 
-@register("metrics", "rougeLsum", returns=Rouge)
-def rouge_lsum(*, measure: str = "f", use_stemmer: bool = False, name: str = "rougeLsum") -> Rouge:
+class RougeLsum(Rouge):
     """ROUGE-Lsum: summary-level union LCS over newline-separated sentences."""
-    return Rouge(rouge_type="rougeLsum", measure=measure, use_stemmer=use_stemmer, name=name)
+
+    class Params(Rouge.Params):
+        rouge_type: Literal["rougeLsum"] = "rougeLsum"
+
+    params: RougeLsum.Params
+
+
+def rouge1(*, measure: str = "f", use_stemmer: bool = False, name: str = "rouge1") -> Rouge:
+    """ROUGE-1 (:class:`Rouge1`)."""
+    return Rouge1(measure=measure, use_stemmer=use_stemmer, name=name)
+
+
+def rouge2(*, measure: str = "f", use_stemmer: bool = False, name: str = "rouge2") -> Rouge:
+    """ROUGE-2 (:class:`Rouge2`)."""
+    return Rouge2(measure=measure, use_stemmer=use_stemmer, name=name)
+
+
+def rouge_l(*, measure: str = "f", use_stemmer: bool = False, name: str = "rougeL") -> Rouge:
+    """ROUGE-L (:class:`RougeL`)."""
+    return RougeL(measure=measure, use_stemmer=use_stemmer, name=name)
+
+
+def rouge_lsum(*, measure: str = "f", use_stemmer: bool = False, name: str = "rougeLsum") -> Rouge:
+    """ROUGE-Lsum (:class:`RougeLsum`)."""
+    return RougeLsum(measure=measure, use_stemmer=use_stemmer, name=name)

@@ -23,11 +23,9 @@ references: the best F1 counts, and its precision and recall go in
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
-from retrieval_bench.metrics.answer.base import Sample, Score
+from retrieval_bench.contracts.answer_metric import Sample, Score
 from retrieval_bench.metrics.answer.text.normalize import NormalisedTextMetric, sample_texts
-from retrieval_bench.registry import register
 
 _NO_REFERENCE = ("",)
 
@@ -50,8 +48,6 @@ def token_prf(predicted: list[str], reference: list[str]) -> tuple[float, float,
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
-@register("metrics", "token_f1")
-@dataclass(eq=False, kw_only=True)
 class TokenF1(NormalisedTextMetric):
     """Token F1 after normalisation; options as :class:`~.exact_match.ExactMatch`
     (:class:`~retrieval_bench.metrics.answer.text.normalize.NormalisedTextMetric`;
@@ -62,8 +58,12 @@ class TokenF1(NormalisedTextMetric):
     """
 
     description = "token-overlap F1 (multiset) of prediction and reference"
-    ignore_case: bool = True
-    name: str = "token_f1"
+    name = "token_f1"
+
+    class Params(NormalisedTextMetric.Params):
+        ignore_case: bool = True
+
+    params: TokenF1.Params
 
     def score(self, sample: Sample) -> Score:
         prediction, references = sample_texts(sample, self.name)

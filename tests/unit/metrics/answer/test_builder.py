@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
+from retrieval_bench.contracts.params import StageParams
+from retrieval_bench.contracts.registry import METRICS
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.builder import FunctionMetric, MetricBuilder
 from retrieval_bench.metrics.answer.composite import Composite
-from retrieval_bench.registry import METRICS
 from tests.fakes.llm import ScriptedLLM
 
 
@@ -21,8 +23,11 @@ class Contains(MetricBase):
 
     name = "contains"
 
-    def __init__(self, *, ignore_case: bool = False) -> None:
-        self.ignore_case = ignore_case
+    class Params(StageParams):
+        ignore_case: bool = False
+
+    def __init__(self, params: Contains.Params | None = None, /, **values: Any) -> None:
+        self.ignore_case = self.Params.of(params, **values).ignore_case
 
     def score(self, sample: Sample) -> Score:
         pred, ref = sample.prediction, sample.reference
@@ -36,7 +41,9 @@ class Graded(MetricBase):
 
     needs_llm = True
 
-    def __init__(self, llm: LLM, *, name: str = "graded") -> None:
+    def __init__(
+        self, params: StageParams | None = None, /, *, llm: LLM | None = None, name: str = "graded"
+    ) -> None:
         self.llm = llm
         self.name = name
 
@@ -139,7 +146,11 @@ def test_named_methods_delegate_to_the_registry() -> None:
 def test_registry_errors_name_the_metric_and_parameter() -> None:
     with pytest.raises(ConfigError, match="unknown metric 'nope'"):
         MetricBuilder().part("nope")
-    with pytest.raises(ConfigError, match="bad parameters.*ignore_kase"):
+    with pytest.raises(
+        ConfigError,
+        match="metric 'exact_match': ignore_kase: unknown parameter 'ignore_kase'; "
+        "valid parameters: ignore_case",
+    ):
         MetricBuilder().exact_match(ignore_kase=True)
 
 

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.index.embed import normalize_rows
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.code_segments import (
     segment_blocks,
     segments,
@@ -418,7 +418,7 @@ def test_a_failing_embedder_makes_every_sample_missing() -> None:
 # -- construction -------------------------------------------------------------------------
 def test_bad_options_name_themselves() -> None:
     with pytest.raises(ValueError, match="by='words'"):
-        CrossSimilarity(by="words")  # type: ignore[arg-type]
+        CrossSimilarity(by="words")
     with pytest.raises(ValueError, match="floor"):
         CrossSimilarity(floor=1.0)
     with pytest.raises(TypeError, match="embed"):

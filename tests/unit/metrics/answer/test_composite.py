@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from retrieval_bench import registry
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score
 from retrieval_bench.metrics.answer.composite import Composite, normalise_weights, unique_names
 
 
@@ -104,20 +104,22 @@ SAMPLE = Sample("pred", ("ref",))
     ],
 )
 def test_aggregations(aggregation: str, weights: list[float] | None, expected: float) -> None:
-    metric = Composite(three_parts(), weights=weights, aggregation=aggregation)  # type: ignore[arg-type]
+    metric = Composite(parts=three_parts(), weights=weights, aggregation=aggregation)
     assert metric.score(SAMPLE).value == pytest.approx(expected, abs=1e-12)
 
 
 def test_hand_values_spelled_out() -> None:
-    assert Composite(three_parts(), weights=[2, 1, 1]).score(SAMPLE).value == pytest.approx(0.55)
-    geo = Composite(three_parts(), aggregation="geometric_mean").score(SAMPLE).value
+    assert Composite(parts=three_parts(), weights=[2, 1, 1]).score(SAMPLE).value == pytest.approx(
+        0.55
+    )
+    geo = Composite(parts=three_parts(), aggregation="geometric_mean").score(SAMPLE).value
     assert geo == pytest.approx(0.464158883, abs=1e-9)
 
 
 def test_geometric_mean_zero_part_gives_zero_and_negative_is_an_error() -> None:
-    zero = Composite([Fixed("a", 0.0), Fixed("b", 0.9)], aggregation="geometric_mean")
+    zero = Composite(parts=[Fixed("a", 0.0), Fixed("b", 0.9)], aggregation="geometric_mean")
     assert zero.score(SAMPLE).value == 0.0
-    negative = Composite([Fixed("a", -0.1), Fixed("b", 0.9)], aggregation="geometric_mean")
+    negative = Composite(parts=[Fixed("a", -0.1), Fixed("b", 0.9)], aggregation="geometric_mean")
     with pytest.raises(ValueError, match="non-negative"):
         negative.score(SAMPLE)
     [batched] = negative.score_samples([SAMPLE])
@@ -126,24 +128,24 @@ def test_geometric_mean_zero_part_gives_zero_and_negative_is_an_error() -> None:
 
 def test_min_max_accept_scores_outside_unit_interval() -> None:
     parts = [Fixed("a", -2.0), Fixed("b", 3.0)]
-    assert Composite(parts, aggregation="min").score(SAMPLE).value == -2.0
-    assert Composite(parts, aggregation="max").score(SAMPLE).value == 3.0
-    assert Composite(parts).score(SAMPLE).value == pytest.approx(0.5)
+    assert Composite(parts=parts, aggregation="min").score(SAMPLE).value == -2.0
+    assert Composite(parts=parts, aggregation="max").score(SAMPLE).value == 3.0
+    assert Composite(parts=parts).score(SAMPLE).value == pytest.approx(0.5)
 
 
 def test_zero_weight_part_takes_no_part() -> None:
     parts = [Fixed("low", 0.1), Fixed("high", 0.8)]
-    assert Composite(parts, weights=[0, 1], aggregation="min").score(SAMPLE).value == 0.8
+    assert Composite(parts=parts, weights=[0, 1], aggregation="min").score(SAMPLE).value == 0.8
     geo = Composite(
-        [Fixed("z", 0.0), Fixed("h", 0.8)], weights=[0, 1], aggregation="geometric_mean"
+        parts=[Fixed("z", 0.0), Fixed("h", 0.8)], weights=[0, 1], aggregation="geometric_mean"
     )
     assert geo.score(SAMPLE).value == pytest.approx(0.8)
 
 
 # -- weights ------------------------------------------------------------------------
 def test_weights_are_normalised_and_default_equal() -> None:
-    assert Composite(three_parts(), weights=[2, 1, 1]).weights == (0.5, 0.25, 0.25)
-    assert Composite(three_parts()).weights == pytest.approx((1 / 3, 1 / 3, 1 / 3))
+    assert Composite(parts=three_parts(), weights=[2, 1, 1]).weights == (0.5, 0.25, 0.25)
+    assert Composite(parts=three_parts()).weights == pytest.approx((1 / 3, 1 / 3, 1 / 3))
     assert normalise_weights([0.3, 0.3, 0.4], 3) == pytest.approx((0.3, 0.3, 0.4))
 
 
@@ -159,23 +161,23 @@ def test_weights_are_normalised_and_default_equal() -> None:
 )
 def test_bad_weights_are_named(weights: list[float], needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
-        Composite(three_parts(), weights=weights)
+        Composite(parts=three_parts(), weights=weights)
 
 
 def test_bad_construction() -> None:
     with pytest.raises(ValueError, match="unknown aggregation 'median'"):
-        Composite(three_parts(), aggregation="median")  # type: ignore[arg-type]
+        Composite(parts=three_parts(), aggregation="median")
     with pytest.raises(ValueError, match="unknown missing policy"):
-        Composite(three_parts(), missing="ignore")  # type: ignore[arg-type]
+        Composite(parts=three_parts(), missing="ignore")
     with pytest.raises(ValueError, match="no parts"):
-        Composite([])
+        Composite(parts=[])
     with pytest.raises(TypeError, match="part 1 is a str"):
-        Composite([Fixed("a", 1.0), "bleu"])  # type: ignore[list-item]
+        Composite(parts=[Fixed("a", 1.0), "bleu"])  # type: ignore[list-item]
 
 
 # -- missing sub-scores -----------------------------------------------------------------
 def test_missing_part_fails_the_composite_by_default() -> None:
-    metric = Composite([Fixed("a", 0.5), Fixed("judge", None, error="unparseable")])
+    metric = Composite(parts=[Fixed("a", 0.5), Fixed("judge", None, error="unparseable")])
     score = metric.score(SAMPLE)
     assert score.value is None
     assert score.error == "judge: unparseable"
@@ -185,44 +187,48 @@ def test_missing_part_fails_the_composite_by_default() -> None:
 
 def test_missing_part_is_skipped_and_weights_renormalised() -> None:
     parts = [Fixed("a", 0.5), Fixed("b", 1.0), Fixed("c", None)]
-    metric = Composite(parts, weights=[2, 1, 1], missing="skip")
+    metric = Composite(parts=parts, weights=[2, 1, 1], missing="skip")
     score = metric.score(SAMPLE)
     # c dropped: weights 2 and 1 renormalise to 2/3 and 1/3 → (2·0.5 + 1·1.0)/3
     assert score.value == pytest.approx(2 / 3)
     assert score.details == {"a": 0.5, "b": 1.0, "c": None}
-    geo = Composite(parts, weights=[2, 1, 1], aggregation="geometric_mean", missing="skip")
+    geo = Composite(parts=parts, weights=[2, 1, 1], aggregation="geometric_mean", missing="skip")
     assert geo.score(SAMPLE).value == pytest.approx(0.5 ** (2 / 3))
 
 
 def test_all_parts_missing_with_skip_is_missing() -> None:
-    metric = Composite([Fixed("a", None, error="x"), Fixed("b", None, error="y")], missing="skip")
+    metric = Composite(
+        parts=[Fixed("a", None, error="x"), Fixed("b", None, error="y")], missing="skip"
+    )
     score = metric.score(SAMPLE)
     assert score.value is None
     assert score.error == "no part scored (a: x; b: y)"
 
 
 def test_nan_sub_score_counts_as_missing() -> None:
-    metric = Composite([Fixed("a", math.nan), Fixed("b", 0.4)], missing="skip")
+    metric = Composite(parts=[Fixed("a", math.nan), Fixed("b", 0.4)], missing="skip")
     assert metric.score(SAMPLE).value == pytest.approx(0.4)
 
 
 def test_part_that_raises_per_sample_or_per_batch_is_missing() -> None:
     table = ByPrediction("t", {"known": 1.0})
-    metric = Composite([table, Fixed("b", 0.5)])
+    metric = Composite(parts=[table, Fixed("b", 0.5)])
     scores = metric.score_samples([Sample("known"), Sample("unknown")])
     assert scores[0].value == pytest.approx(0.75)
     assert scores[1].value is None and scores[1].error is not None
     assert scores[1].error.startswith("t: KeyError")
-    whole = Composite([Exploding(), Fixed("b", 0.5)], missing="skip").score_samples([SAMPLE] * 2)
+    whole = Composite(parts=[Exploding(), Fixed("b", 0.5)], missing="skip").score_samples(
+        [SAMPLE] * 2
+    )
     assert [s.value for s in whole] == [0.5, 0.5]
     assert whole[0].details["exploding"] is None
 
 
 # -- details ---------------------------------------------------------------------------
 def test_details_hold_every_sub_score_and_nested_details() -> None:
-    inner = Composite([Fixed("x", 0.2), Fixed("y", 0.6)], name="inner")
+    inner = Composite(parts=[Fixed("x", 0.2), Fixed("y", 0.6)], name="inner")
     judge = Fixed("judge", 0.8, reason="mostly right", details={"repeat_1": 0.8})
-    outer = Composite([inner, judge, Fixed("em", 1.0)])
+    outer = Composite(parts=[inner, judge, Fixed("em", 1.0)])
     score = outer.score(SAMPLE)
     assert score.details == {
         "inner": pytest.approx(0.4),
@@ -237,13 +243,13 @@ def test_details_hold_every_sub_score_and_nested_details() -> None:
 
 
 def test_detailed_evaluate_maps_part_names_and_composite() -> None:
-    metric = Composite(three_parts(), weights=[2, 1, 1])
+    metric = Composite(parts=three_parts(), weights=[2, 1, 1])
     out = metric.detailed_evaluate("pred", "ref")
     assert out == {"a": 0.5, "b": 1.0, "c": 0.2, "composite": pytest.approx(0.55)}
 
 
 def test_duplicate_part_names_get_suffixes() -> None:
-    metric = Composite([Fixed("em", 1.0), Fixed("em", 0.0), Fixed("composite", 0.5)])
+    metric = Composite(parts=[Fixed("em", 1.0), Fixed("em", 0.0), Fixed("composite", 0.5)])
     assert metric.part_names == ("em", "em_2", "composite_2")
     assert metric.detailed_evaluate("p") == {
         "em": 1.0,
@@ -257,7 +263,7 @@ def test_duplicate_part_names_get_suffixes() -> None:
 # -- batching and async ------------------------------------------------------------------
 def test_score_samples_calls_each_part_once_per_batch() -> None:
     a, b = Counting("a", 0.2), Counting("b", 0.6)
-    metric = Composite([a, b])
+    metric = Composite(parts=[a, b])
     samples = [Sample(f"p{i}", ("r",)) for i in range(5)]
     scores = metric.score_samples(samples)
     assert [s.value for s in scores] == pytest.approx([0.4] * 5)
@@ -269,7 +275,7 @@ def test_score_samples_calls_each_part_once_per_batch() -> None:
 
 def test_ascore_samples_runs_parts_concurrently() -> None:
     log: list[str] = []
-    metric = Composite([Counting("a", 1.0, log), Counting("b", 0.0, log)], weights=[3, 1])
+    metric = Composite(parts=[Counting("a", 1.0, log), Counting("b", 0.0, log)], weights=[3, 1])
     scores = asyncio.run(metric.ascore_samples([SAMPLE, SAMPLE]))
     assert [s.value for s in scores] == [0.75, 0.75]
     # both parts started before either finished: they were awaited together
@@ -277,7 +283,7 @@ def test_ascore_samples_runs_parts_concurrently() -> None:
 
 
 def test_ascore_samples_turns_a_failing_part_into_missing_values() -> None:
-    metric = Composite([Exploding(), Fixed("b", 0.5)])
+    metric = Composite(parts=[Exploding(), Fixed("b", 0.5)])
     scores = asyncio.run(metric.ascore_samples([SAMPLE]))
     assert scores[0].value is None
     assert scores[0].error == "exploding: RuntimeError: server down"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from retrieval_bench.metrics.answer.base import MetricBase, Sample, Score, present_values
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample, Score, present_values
 from retrieval_bench.metrics.answer.evaluator import EvaluationResult, Evaluator, Failure
 
 

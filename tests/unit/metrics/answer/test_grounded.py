@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from retrieval_bench import registry
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.answer_metric import Sample, Score
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.files import SourceFile
 from retrieval_bench.metrics.answer import grounded
-from retrieval_bench.metrics.answer.base import Sample, Score
 from retrieval_bench.metrics.answer.grounded import GroundedReferences, file_facts
 
 SHOPAPI = Path(__file__).resolve().parents[4] / "fixtures" / "repos" / "shopapi"

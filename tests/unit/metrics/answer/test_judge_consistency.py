@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.llm.base import ChatRequest, LLMUnavailableError
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.judge import LLMJudge
 from retrieval_bench.metrics.answer.judge_consistency import consistency, fleiss_kappa
 from tests.fakes.llm import ScriptedLLM, last_user
@@ -77,7 +77,7 @@ def samples() -> list[Sample]:
 
 def test_consistency_report_numbers_by_hand() -> None:
     llm = scripted()
-    report = consistency(LLMJudge(llm, template="{prediction}"), samples(), repeats=4)
+    report = consistency(LLMJudge(llm=llm, template="{prediction}"), samples(), repeats=4)
     a, b, c = report.samples
     assert [s.id for s in report.samples] == ["s-a", "s-b", "s-c"]
 
@@ -125,7 +125,7 @@ def test_consistency_report_numbers_by_hand() -> None:
 
 def test_repeats_are_distinct_requests_at_the_given_temperature() -> None:
     llm = scripted()
-    judge = LLMJudge(llm, template="{prediction}", max_tokens=4)
+    judge = LLMJudge(llm=llm, template="{prediction}", max_tokens=4)
     consistency(judge, samples(), repeats=4, temperature=0.9)
     assert len(llm.requests) == 12
     assert {(r.temperature, r.max_tokens) for r in llm.requests} == {(0.9, 4)}
@@ -135,14 +135,16 @@ def test_repeats_are_distinct_requests_at_the_given_temperature() -> None:
 
 
 def test_all_same_answers_means_undefined_kappa() -> None:
-    report = consistency(LLMJudge(ScriptedLLM("3"), template="{prediction}"), samples(), 3)
+    report = consistency(LLMJudge(llm=ScriptedLLM("3"), template="{prediction}"), samples(), 3)
     assert report.pairwise_agreement == 1.0 and report.unanimous_share == 1.0
     assert report.mean_variance == 0.0 and report.fleiss_kappa is None
     assert report.categories == (0.6,)
 
 
 def test_every_repeat_failing_is_reported_not_raised() -> None:
-    judge = LLMJudge(ScriptedLLM(lambda _r: LLMUnavailableError("down")), template="{prediction}")
+    judge = LLMJudge(
+        llm=ScriptedLLM(lambda _r: LLMUnavailableError("down")), template="{prediction}"
+    )
     report = consistency(judge, samples()[:2], repeats=2)
     assert report.missing == 4
     assert report.pairwise_agreement is None and report.fleiss_kappa is None
@@ -164,7 +166,7 @@ def test_every_repeat_failing_is_reported_not_raised() -> None:
     ],
 )
 def test_bad_arguments(kw: dict[str, object], message: str) -> None:
-    judge = LLMJudge(ScriptedLLM("4"), template="{prediction}")
+    judge = LLMJudge(llm=ScriptedLLM("4"), template="{prediction}")
     with pytest.raises(ValueError, match=message):
         consistency(judge, samples(), **kw)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no samples"):
@@ -172,7 +174,7 @@ def test_bad_arguments(kw: dict[str, object], message: str) -> None:
 
 
 def test_format_and_as_dict() -> None:
-    report = consistency(LLMJudge(scripted(), template="{prediction}"), samples(), repeats=4)
+    report = consistency(LLMJudge(llm=scripted(), template="{prediction}"), samples(), repeats=4)
     text = report.format()
     lines = text.splitlines()
     assert lines[0] == "judge consistency: llm_judge, 3 samples x 4 repeats, temperature 0.7"

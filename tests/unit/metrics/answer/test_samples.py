@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.errors import DatasetError
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.samples import (
     ALIASES,
     SampleError,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_bench.metrics.answer.base import aggregate
+from retrieval_bench.contracts.answer_metric import aggregate
 from retrieval_bench.metrics.stats import (
     bootstrap_ci,
     paired_bootstrap_ci,

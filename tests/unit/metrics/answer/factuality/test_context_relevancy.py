@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.llm.base import LLMUnavailableError
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.factory import build_metric
 from retrieval_bench.metrics.answer.factuality.context_relevancy import ContextRelevancy
 from tests.unit.metrics.answer.factuality.world import World
@@ -19,7 +19,7 @@ def sample(contexts: tuple[str, ...], prediction: str = ANSWER, question: str | 
 def test_share_of_useful_sources_in_one_round() -> None:
     world = World(useful={"s1": "YES", "s2": "No.", "s3": "yes, it is", "s4": "NO"})
     llm = world.llm()
-    a, b = ContextRelevancy(llm).score_samples(
+    a, b = ContextRelevancy(llm=llm).score_samples(
         [sample(("s1", "s2", "s3")), sample(("s4", "", "s1"))]
     )
     assert a.value == 2 / 3 and a.details == {"sources": 3, "relevant": 2}
@@ -35,7 +35,7 @@ def test_share_of_useful_sources_in_one_round() -> None:
 def test_degenerate_samples_and_failures() -> None:
     world = World(useful={"ok": "YES", "junk": "perhaps", "down": LLMUnavailableError("gone")})
     llm = world.llm()
-    none, blank, empty, junk, down, no_question = ContextRelevancy(llm).score_samples(
+    none, blank, empty, junk, down, no_question = ContextRelevancy(llm=llm).score_samples(
         [
             sample(()),
             sample((" ",)),

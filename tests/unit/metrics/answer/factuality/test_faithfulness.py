@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.llm.base import LLMUnavailableError
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.factory import build_metric
 from retrieval_bench.metrics.answer.factuality.faithfulness import Faithfulness
 from tests.unit.metrics.answer.factuality.world import World
@@ -35,7 +35,7 @@ def sample(prediction: str = ANSWER, contexts: tuple[str, ...] = (S1, S2, S3)) -
 
 def test_a_claim_is_faithful_when_any_source_entails_it() -> None:
     llm = world().llm()
-    score = Faithfulness(llm).score(sample())
+    score = Faithfulness(llm=llm).score(sample())
     assert score.value == pytest.approx(2 / 3)
     assert score.details == {
         "claims": 3,
@@ -57,12 +57,12 @@ def test_a_claim_is_faithful_when_any_source_entails_it() -> None:
 def test_unknown_verdicts_matter_only_for_claims_no_source_entails() -> None:
     # S2 cannot be read about claim 0, but S1 entails it: still faithful
     w = world(entails={(S2, CLAIMS[0]): "dunno"})
-    assert Faithfulness(w.llm()).score(sample()).value == pytest.approx(2 / 3)
+    assert Faithfulness(llm=w.llm()).score(sample()).value == pytest.approx(2 / 3)
     # S1 cannot be read about claim 2, which nothing entails: unknown -> missing with raw
     w = world(entails={(S1, CLAIMS[2]): "dunno"})
-    missing = Faithfulness(w.llm()).score(sample())
+    missing = Faithfulness(llm=w.llm()).score(sample())
     assert missing.value is None and missing.raw == "entails? 'dunno'; contradicts? 'NO'"
-    neutral = Faithfulness(w.llm(), unknown_as_neutral=True).score(sample())
+    neutral = Faithfulness(llm=w.llm(), unknown_as_neutral=True).score(sample())
     assert neutral.value == pytest.approx(2 / 3) and neutral.details["unknown"] == 1
 
 
@@ -72,7 +72,7 @@ def test_failed_calls_and_degenerate_samples() -> None:
         claims={"One claim.": "- Prices come from pricing.py.", "Nothing.": "NONE"},
     )
     llm = w.llm()
-    failed, ok, no_sources, blank_sources, empty, no_claims = Faithfulness(llm).score_samples(
+    failed, ok, no_sources, blank_sources, empty, no_claims = Faithfulness(llm=llm).score_samples(
         [
             sample(),
             sample("One claim.", (" ", S1)),
@@ -93,7 +93,7 @@ def test_failed_calls_and_degenerate_samples() -> None:
 
 def test_conflicting_pairs_are_counted() -> None:
     w = world(contradicts={(S1, CLAIMS[0]): "YES"})  # entailed and contradicted by S1
-    score = Faithfulness(w.llm()).score(sample(contexts=(S1, S2)))
+    score = Faithfulness(llm=w.llm()).score(sample(contexts=(S1, S2)))
     assert score.details["conflicting"] == 1
     assert score.value == pytest.approx(1 / 3)  # claim 0 is now neutral for S1
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.llm.base import LLMUnavailableError
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.factory import build_metric
 from retrieval_bench.metrics.answer.factuality.rubrics_fc import (
     RUBRIC_LABELS,
@@ -52,7 +52,7 @@ def test_each_label_maps_to_its_default_score_in_one_round() -> None:
     }
     llm = World(rubric=dict(replies)).llm()
     samples = [Sample(p, (REF,), "Where?") for p in replies]
-    scores = RubricsFC(llm).score_samples(samples)
+    scores = RubricsFC(llm=llm).score_samples(samples)
     assert [s.value for s in scores] == [1.0, 0.5, 0.75, 0.0, 0.0]
     assert llm.batches == [5]
     b = scores[1]
@@ -66,7 +66,7 @@ def test_each_label_maps_to_its_default_score_in_one_round() -> None:
 
 def test_custom_scores_merge_over_the_defaults() -> None:
     llm = World(rubric={"a": "subset", "b": "superset"}).llm()
-    metric = RubricsFC(llm, scores={"implied_subset": 0.9})
+    metric = RubricsFC(llm=llm, scores={"implied_subset": 0.9})
     assert [s.value for s in metric.score_samples([Sample("a", (REF,)), Sample("b", (REF,))])] == [
         0.9,
         0.75,
@@ -84,7 +84,7 @@ def test_unknown_label_failures_and_degenerate_samples() -> None:
         Sample(" ", (REF,)),
         Sample("z", ()),
     ]
-    x, y, z, empty, no_ref = RubricsFC(llm).score_samples(samples)
+    x, y, z, empty, no_ref = RubricsFC(llm=llm).score_samples(samples)
     assert (
         x.value is None and x.raw == "Hmm, hard to say." and "names no relation" in (x.error or "")
     )
@@ -98,9 +98,9 @@ def test_unknown_label_failures_and_degenerate_samples() -> None:
 def test_bad_scores_are_config_errors() -> None:
     llm = World().llm()
     with pytest.raises(ConfigError, match="'same'"):
-        RubricsFC(llm, scores={"same": 1.0})
+        RubricsFC(llm=llm, scores={"same": 1.0})
     with pytest.raises(ValueError, match="scores"):
-        RubricsFC(llm, scores={"equivalent": 1.5})
+        RubricsFC(llm=llm, scores={"equivalent": 1.5})
     with pytest.raises(ConfigError, match="rubric"):
         build_metric({"name": "rubrics_fc", "scores": {"equal": 1}}, lambda: llm)
     built = build_metric({"name": "rubrics_fc", "scores": {"independent": 0.1}}, lambda: llm)
@@ -108,5 +108,5 @@ def test_bad_scores_are_config_errors() -> None:
 
 
 def test_scores_must_be_a_mapping() -> None:
-    with pytest.raises(ConfigError, match="mapping"):
-        RubricsFC(World().llm(), scores=[("equivalent", 1.0)])  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="scores: Input should be a valid dictionary"):
+        RubricsFC(llm=World().llm(), scores=[("equivalent", 1.0)])

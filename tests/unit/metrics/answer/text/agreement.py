@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from retrieval_bench.metrics.answer.base import Sample
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.metrics.answer.text.bleu import BLEU
 from retrieval_bench.metrics.answer.text.rouge import Rouge
 from retrieval_bench.metrics.answer.text.tokenize_13a import tokenize_13a

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval_bench import registry
-from retrieval_bench.metrics.answer.base import MetricBase, Sample
+from retrieval_bench.contracts import registry
+from retrieval_bench.contracts.answer_metric import MetricBase, Sample
 
 TEXT_METRICS = ("exact_match", "token_f1", "bleu", "rouge1", "rouge2", "rougeL", "rougeLsum")
 

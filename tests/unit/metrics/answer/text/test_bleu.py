@@ -14,8 +14,8 @@ import math
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.text.bleu import (
     BLEU,
     BleuStatistics,
@@ -179,7 +179,9 @@ def test_bleu_from_statistics_directly() -> None:
         ({"smoothing": "laplace"}, "unknown smoothing 'laplace'"),
         ({"tokenize": "intl"}, "unknown tokenize 'intl'"),
         ({"max_ngram_order": 0}, "max_ngram_order must be an integer >= 1"),
-        ({"max_ngram_order": 2.5}, "max_ngram_order must be an integer >= 1"),
+        ({"max_ngram_order": 2.5}, "max_ngram_order: Input should be a valid integer"),
+        ({"max_ngram_order": True}, "max_ngram_order: Input should be a valid integer"),
+        ({"smoothing_value": 1}, "unknown parameter 'smoothing_value'"),
         ({"smooth_value": 0}, "smooth_value must be > 0"),
     ],
 )
@@ -189,7 +191,7 @@ def test_bad_options_are_config_errors(options: dict[str, object], message: str)
 
 
 def test_registry() -> None:
-    from retrieval_bench import registry
+    from retrieval_bench.contracts import registry
 
     metric = registry.create("metrics", "bleu", smoothing="floor", max_ngram_order=2)
     assert isinstance(metric, BLEU) and metric.name == "bleu"

@@ -81,10 +81,15 @@ def test_unicode_is_compared_as_is() -> None:
 
 
 def test_name_and_registry() -> None:
-    from retrieval_bench import registry
+    from retrieval_bench.contracts import registry
 
     metric = registry.create("metrics", "exact_match", ignore_case=True)
     assert isinstance(metric, ExactMatch)
     assert metric.name == "exact_match"
     assert metric.evaluate("A", "a").value == 1.0
-    assert registry.create("metrics", "exact_match", name="em_ci").name == "em_ci"
+    assert ExactMatch(name="em_ci", ignore_case=True).name == "em_ci"
+    # the label is a keyword of the class (a config's ``id``), not one of its Params
+    with pytest.raises(ConfigError, match="unknown parameter 'name'"):
+        registry.create("metrics", "exact_match", name="em_ci")
+    with pytest.raises(ConfigError, match="unknown parameter 'ignore_kase'"):
+        ExactMatch(ignore_kase=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from retrieval_bench.contracts.answer_metric import Sample
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.metrics.answer.base import Sample
 from retrieval_bench.metrics.answer.text.normalize import (
     TextNormalizer,
     is_punctuation,

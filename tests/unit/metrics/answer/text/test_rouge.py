@@ -15,6 +15,10 @@ import pytest
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.metrics.answer.text.rouge import (
     Rouge,
+    Rouge1,
+    Rouge2,
+    RougeL,
+    RougeLsum,
     RougeScore,
     porter_stem,
     rouge1,
@@ -139,12 +143,19 @@ def test_other_n_and_bad_options() -> None:
 
 
 def test_factories_and_registry_names() -> None:
-    from retrieval_bench import registry
+    from retrieval_bench.contracts import registry
 
     for factory, name in ((rouge1, "rouge1"), (rouge2, "rouge2"), (rouge_l, "rougeL")):
         assert factory().name == name and factory().rouge_type == name
     assert rouge_lsum(measure="recall").measure == "recall"
-    for name in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
+    classes = {"rouge1": Rouge1, "rouge2": Rouge2, "rougeL": RougeL, "rougeLsum": RougeLsum}
+    for name, cls in classes.items():
+        assert registry.get("metrics", name) is cls and issubclass(cls, Rouge)
         metric = registry.create("metrics", name, use_stemmer=True)
-        assert isinstance(metric, Rouge) and metric.name == name and metric.rouge_type == name
-    assert registry.create("metrics", "rougeL", name="rl").name == "rl"
+        assert isinstance(metric, cls) and metric.name == name and metric.rouge_type == name
+        assert cls().scores(PRED, [REF]) == Rouge(rouge_type=name).scores(PRED, [REF])
+    assert RougeL(name="rl").name == "rl"
+    with pytest.raises(ConfigError, match="unknown parameter 'name'"):
+        registry.create("metrics", "rougeL", name="rl")
+    with pytest.raises(ConfigError, match="rouge_type: Input should be 'rouge1'"):
+        registry.create("metrics", "rouge1", rouge_type="rougeL")

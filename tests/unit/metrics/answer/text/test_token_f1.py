@@ -73,7 +73,7 @@ def test_token_prf_directly() -> None:
 
 
 def test_registry() -> None:
-    from retrieval_bench import registry
+    from retrieval_bench.contracts import registry
 
     metric = registry.create("metrics", "token_f1", squad=True)
     assert isinstance(metric, TokenF1) and metric.name == "token_f1"
