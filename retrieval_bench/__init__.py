@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from retrieval_bench.builder import Experiment, Pipeline, Stage, fusion, reranker, retriever
     from retrieval_bench.config import BenchmarkConfig, load_config
     from retrieval_bench.harness.run.runner import BenchmarkResult
+    from retrieval_bench.plan import Plan, compile_plan, load_plan
     from retrieval_bench.stage_graph import StageGraph
     from retrieval_bench.types import Chunk, Example, Run, StageResult
 
@@ -32,6 +33,7 @@ _EXPORTS = {
     "retrieval_bench.api": ("compare", "evaluate", "query", "run"),  # not index: a subpackage
     "retrieval_bench.config": ("BenchmarkConfig", "load_config"),
     "retrieval_bench.harness.run.runner": ("BenchmarkResult",),
+    "retrieval_bench.plan": ("Plan", "compile_plan", "load_plan"),
     "retrieval_bench.stage_graph": ("StageGraph",),
     "retrieval_bench.types": ("Chunk", "Example", "Run", "StageResult"),
 }  # fmt: skip
@@ -44,15 +46,18 @@ __all__ = [
     "Example",
     "Experiment",
     "Pipeline",
+    "Plan",
     "Run",
     "Stage",
     "StageGraph",
     "StageResult",
     "__version__",
     "compare",
+    "compile_plan",
     "evaluate",
     "fusion",
     "load_config",
+    "load_plan",
     "query",
     "reranker",
     "retriever",

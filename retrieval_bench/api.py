@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval_bench.config import BenchmarkConfig, load_config
+from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.contracts import registry
 from retrieval_bench.contracts.chunker import Chunker
 from retrieval_bench.errors import ConfigError
@@ -25,6 +25,7 @@ from retrieval_bench.harness.run.prepare import (
     needs_vectors,
 )
 from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
+from retrieval_bench.plan import Plan, load_plan
 from retrieval_bench.progress import Progress, for_label
 from retrieval_bench.snapshot import open_snapshot
 from retrieval_bench.specs import StageSpec
@@ -38,13 +39,14 @@ if TYPE_CHECKING:  # imported where they are used: a plain ``run`` never loads t
 
 
 def run(
-    config: BenchmarkConfig | str | Path,
+    config: BenchmarkConfig | Plan | str | Path,
     workspace: Workspace | None = None,
     progress: Progress | None = None,
 ) -> BenchmarkResult:
-    """``rbench run``: run a benchmark config (object or YAML/TOML path)."""
-    cfg = config if isinstance(config, BenchmarkConfig) else load_config(config)
-    return run_benchmark(cfg, workspace, progress)
+    """``rbench run``: run a benchmark config (a config, its compiled plan, or a
+    YAML/TOML path)."""
+    plan = config if isinstance(config, BenchmarkConfig | Plan) else load_plan(config)
+    return run_benchmark(plan, workspace, progress)
 
 
 def index(

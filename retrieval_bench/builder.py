@@ -35,6 +35,7 @@ import yaml
 from retrieval_bench.config import BenchmarkConfig, parse_config
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.identifiers import identifier_problem
+from retrieval_bench.plan import Plan, compile_plan
 from retrieval_bench.stage_graph import StageGraph, default_inputs
 
 if TYPE_CHECKING:
@@ -305,13 +306,18 @@ class Experiment:
         """The validated config (relative paths resolved against ``base_dir``)."""
         return parse_config(self.to_config(), f"experiment {self.name}", self.base_dir)
 
+    def plan(self) -> Plan:
+        """The experiment compiled (:func:`~retrieval_bench.plan.compile_plan`): what
+        :meth:`run` runs; a bad stage name or parameter raises here."""
+        return compile_plan(self.config())
+
     def run(
         self, workspace: Workspace | None = None, progress: Progress | None = None
     ) -> BenchmarkResult:
         """Run it as ``rbench run`` runs a config file: stored, fingerprinted, resumable."""
         from retrieval_bench.harness.run.runner import run_benchmark
 
-        return run_benchmark(self.config(), workspace, progress)
+        return run_benchmark(self.plan(), workspace, progress)
 
     def __repr__(self) -> str:
         return f"Experiment({self.name!r}, {self.pipelines!r})"

@@ -17,9 +17,8 @@ compiled from does not change the plan.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,19 +28,19 @@ from retrieval_bench.contracts.params import StageParams, params_error
 from retrieval_bench.contracts.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.specs import StageSpec
-from retrieval_bench.stage_graph import StageGraph, StageKind
+from retrieval_bench.stage_graph import GRAPH_KEYS_OF, StageGraph, StageKind
 
 PLAN_FORMAT = 1
 """Version of ``plan.json``'s layout."""
 STAGE_KEYS: dict[str, frozenset[str]] = {
     "chunkers": frozenset(),
-    "retrievers": frozenset({"cutoff"}),
-    "fusions": frozenset({"inputs", "level", "cutoff"}),
-    "rerankers": frozenset({"inputs", "input", "cutoff"}),
+    "retrievers": GRAPH_KEYS_OF["retriever"],
+    "fusions": GRAPH_KEYS_OF["fusion"],
+    "rerankers": GRAPH_KEYS_OF["reranker"],
 }
-"""Keys a stage entry may carry besides its ``Params``: the stages it reads
-(``inputs``; a reranker's older ``input``), a ``cutoff`` and a fusion's ``level``
-(:mod:`retrieval_bench.stage_graph`). ``name`` and ``id`` are the entry's own fields."""
+"""Keys an entry of each registry kind may carry besides its ``Params``
+(:data:`~retrieval_bench.stage_graph.GRAPH_KEYS_OF`); ``name`` and ``id`` are the
+entry's own fields."""
 REGISTRY_OF: dict[StageKind, Registry[Any]] = {
     "retriever": RETRIEVERS,
     "fusion": FUSIONS,
@@ -80,15 +79,18 @@ class Plan:
     config: BenchmarkConfig
     """The validated config (a private copy)."""
     graph: StageGraph
-    """The stages in the order they run, each with its inputs."""
+    """The stages in the order they run, each with its inputs and typed parameters."""
     chunker: StageParams
     """The chunker's typed parameters."""
-    params: Mapping[str, StageParams] = field(default_factory=dict)
-    """Stage label → its typed parameters."""
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def params(self) -> dict[str, StageParams]:
+        """Stage label → its typed parameters."""
+        return {n.label: n.params for n in self.graph if n.params is not None}
 
     def to_json(self) -> dict[str, Any]:
         """``plan.json``: the graph with every stage's parameters as compiled
@@ -105,7 +107,7 @@ class Plan:
                     "inputs": list(node.inputs),
                     "level": node.level,
                     "cutoff": node.cutoff,
-                    "params": _dump(self.params[node.label]),
+                    "params": None if node.params is None else _dump(node.params),
                 }
                 for node in self.graph
             ],
@@ -125,17 +127,14 @@ def compile_plan(cfg: BenchmarkConfig | Plan) -> Plan:
     if isinstance(cfg, Plan):
         return cfg
     config = cfg.model_copy(deep=True)
-    graph = config.stage_graph()
-    params: dict[str, StageParams] = {}
-    where = {
-        **{s.label: f"retrievers.{i}" for i, s in enumerate(config.retrievers)},
-        **{s.label: f"fusions.{i}" for i, s in enumerate(config.fusions)},
-        **{s.label: f"rerankers.{i}" for i, s in enumerate(config.rerankers)},
-    }
-    for node in graph:
-        params[node.label] = stage_params(REGISTRY_OF[node.kind], node.spec, where[node.label])
+    typed = StageGraph(
+        tuple(
+            replace(node, params=stage_params(REGISTRY_OF[node.kind], node.spec, node.where))
+            for node in config.stage_graph()
+        )
+    )
     chunker = stage_params(CHUNKERS, config.chunker, "chunker")
-    return Plan(config, graph, chunker, MappingProxyType(params))
+    return Plan(config, typed, chunker)
 
 
 @dataclass(frozen=True)

@@ -33,12 +33,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.specs import StageSpec
 
 StageKind = Literal["retriever", "fusion", "reranker"]
-GRAPH_KEYS = frozenset({"inputs", "input", "level", "cutoff"})
-"""Keys of a stage entry the graph reads; they are not the stage's parameters."""
+GRAPH_KEYS_OF: dict[StageKind, frozenset[str]] = {
+    "retriever": frozenset({"cutoff"}),
+    "fusion": frozenset({"inputs", "level", "cutoff"}),
+    "reranker": frozenset({"inputs", "input", "cutoff"}),
+}
+"""Keys a stage entry of each kind may carry that the graph reads (the stages it
+reads, a reranker's older ``input``, a fusion's ``level``, a ``cutoff``): they are
+not the stage's parameters. The one list of them."""
+GRAPH_KEYS = frozenset().union(*GRAPH_KEYS_OF.values())
+"""Keys of a stage entry the graph reads, of any kind."""
 LEVELS = ("file",)
 
 
@@ -76,6 +85,11 @@ class StageNode:
     """``file``: a fusion lifts its inputs to files whatever they rank."""
     cutoff: int | None = None
     """Keep the top ``cutoff`` of the stage's run per query (None: all it returns)."""
+    params: StageParams | None = None
+    """The stage's typed parameters, once the graph is compiled into a plan
+    (:func:`retrieval_bench.plan.compile_plan`); None in a graph of a config alone."""
+    where: str = ""
+    """The entry's place in the config (``retrievers.0``, ``fusions.2``), as errors name it."""
 
     @property
     def label(self) -> str:
@@ -166,15 +180,17 @@ def compile_stages(
     cannot be met, or a cycle."""
     nodes: list[StageNode] = []
     labels = [s.label for s in (*retrievers, *fusions, *rerankers)]
-    for spec in retrievers:
+    for i, spec in enumerate(retrievers):
         if declared_inputs(spec) is not None or "level" in (spec.model_extra or {}):
             raise ConfigError(
                 f"retriever {spec.label}: a retriever reads the corpus; it takes no inputs or level"
             )
-        nodes.append(StageNode("retriever", spec, (), cutoff=_cutoff(spec)))
+        nodes.append(
+            StageNode("retriever", spec, (), cutoff=_cutoff(spec), where=f"retrievers.{i}")
+        )
     retriever_labels = [s.label for s in retrievers]
     fusion_labels = [s.label for s in fusions]
-    for spec in fusions:
+    for i, spec in enumerate(fusions):
         named = declared_inputs(spec)
         inputs = (
             default_inputs("fusion", retriever_labels, fusion_labels)
@@ -187,9 +203,9 @@ def compile_stages(
         level = (spec.model_extra or {}).get("level")
         if level is not None and level not in LEVELS:
             raise ConfigError(f"fusion {spec.label}: level {level!r} is not one of {LEVELS}")
-        nodes.append(StageNode("fusion", spec, inputs, level, _cutoff(spec)))
+        nodes.append(StageNode("fusion", spec, inputs, level, _cutoff(spec), where=f"fusions.{i}"))
     default = default_inputs("reranker", retriever_labels, fusion_labels)
-    for spec in rerankers:
+    for i, spec in enumerate(rerankers):
         named = declared_inputs(spec)
         if "level" in (spec.model_extra or {}):
             raise ConfigError(f"reranker {spec.label}: level applies to fusions only")
@@ -199,7 +215,8 @@ def compile_stages(
                 f"reranker {spec.label}: reranks exactly one stage; inputs names {len(inputs)}"
             )
         _check_inputs(spec.label, inputs, labels)
-        nodes.append(StageNode("reranker", spec, inputs, cutoff=_cutoff(spec)))
+        where = f"rerankers.{i}"
+        nodes.append(StageNode("reranker", spec, inputs, cutoff=_cutoff(spec), where=where))
     return StageGraph(_in_order(nodes))
 
 

@@ -86,6 +86,11 @@ class Run:
     def truncated(self, k: int, name: str | None = None) -> Run:
         return Run(name or self.name, {q: dict(self.ranked(q, k)) for q in self.scores})
 
+    def renamed(self, name: str) -> Run:
+        """A copy of this run named ``name`` (the tag its TREC file carries); this
+        run is left as it is."""
+        return Run(name, self.scores)
+
     def query_ids(self) -> list[str]:
         return list(self.scores)
 
@@ -152,6 +157,10 @@ class StageResult:
     loads: dict[str, float] = field(default_factory=dict)
     """Seconds spent loading models while this stage ran (the embedding model, the
     local LLM server), kept out of ``seconds`` so that it is the stage's own work."""
+    index_stats: dict[str, int] = field(default_factory=dict)
+    """What a retriever's ``index`` reported (``texts_embedded``, ``texts_cached``,
+    ``vectors_reused``); summed into the dataset's ``chunk_stats`` by
+    :func:`~retrieval_bench.harness.run.snapshot_work.with_index_stats`."""
 
     @property
     def parent(self) -> str:

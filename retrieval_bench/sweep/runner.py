@@ -18,12 +18,11 @@ cell and the base config on the report split, all stored (docs/sweeps.md).
 
 from __future__ import annotations
 
-import copy
 import functools
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig
@@ -232,23 +231,24 @@ def _phase(
         for r in results:
             counts.add(r.counts)
         for i, cell in cells.items():
-            shell = copy.deepcopy(grouped.shell)
+            shell = grouped.shell  # a value: each cell's dataset is a new one made from it
+            failures, entries = list(shell.snapshot_failures), list(shell.snapshot_groups)
             outcomes: list[DatasetOutcome] = []
             for r in results:
                 done = r.cells.get(i)
                 reason = r.failure or (done.failure if done is not None else "no result")
                 if done is None or done.outcome is None:
-                    shell.snapshot_failures.append(
-                        {"snapshot": r.label, "reason": reason, "query_ids": r.query_ids}
-                    )
+                    failures.append({"snapshot": r.label, "reason": reason,
+                                     "query_ids": r.query_ids})  # fmt: skip
                     cell.errors.append(f"{r.label}: {reason}")
                     continue
-                shell.snapshot_groups.append({"snapshot": r.label, "query_ids": r.query_ids,
-                                              "worker": r.worker})  # fmt: skip
+                entries.append({"snapshot": r.label, "query_ids": r.query_ids,
+                                "worker": r.worker})  # fmt: skip
                 outcomes.append(done.outcome)
                 for key, value in done.cost.items():
                     cell.cost[key] = cell.cost.get(key, 0.0) + value
             if outcomes:
+                shell = replace(shell, snapshot_failures=failures, snapshot_groups=entries)
                 cell.outcomes.append(merge_outcomes(shell, outcomes, cell.config))
                 cell.groups += len(outcomes)
     return cells, counts

@@ -18,6 +18,7 @@ from typing import Any
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.harness.run.graph_run import NodeOutput, run_graph
 from retrieval_bench.harness.run.stages import StageContext
+from retrieval_bench.plan import Plan, compile_plan
 from retrieval_bench.types import StageResult
 
 
@@ -54,11 +55,17 @@ class SharedStages:
     ctx: StageContext
     counts: WorkCounts = field(default_factory=WorkCounts)
     _done: dict[tuple[Any, ...], NodeOutput] = field(default_factory=dict)
+    _plans: dict[int, Plan] = field(default_factory=dict)
+    """The plans of the configs seen, by identity (a config is compiled once)."""
 
-    def stages_for(self, cfg: BenchmarkConfig) -> list[StageResult]:
-        """The stage results of ``cfg`` (retrievers, fusions, rerankers), each run only
-        if no earlier cell ran the same work."""
-        return run_graph(self.ctx, cfg.stage_graph(), cfg.candidates, self)
+    def stages_for(self, cfg: BenchmarkConfig | Plan) -> list[StageResult]:
+        """The stage results of ``cfg`` (retrievers, fusions, rerankers; a config is
+        compiled into its plan, once), each run only if no earlier cell ran the same
+        work."""
+        plan = self._plans.get(id(cfg)) if not isinstance(cfg, Plan) else cfg
+        if plan is None:
+            plan = self._plans[id(cfg)] = compile_plan(cfg)
+        return run_graph(self.ctx, plan.graph, plan.config.candidates, self)
 
     def once(self, key: tuple[Any, ...], work: Callable[[], NodeOutput]) -> NodeOutput:
         if key in self._done:

@@ -16,7 +16,7 @@ import json
 import os
 import socket
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec
@@ -28,6 +28,7 @@ from retrieval_bench.harness.run.snapshot_work import (
     open_ref,
     score_dataset,
     slim,
+    with_index_stats,
 )
 from retrieval_bench.harness.run.stages import StageContext
 from retrieval_bench.llm.lazy import LazyLLM
@@ -134,8 +135,9 @@ def run_sweep_task(
             if lines is not None:
                 lines.begin(index)
             stages = shared.stages_for(cfg)
-            outcome = score_dataset(replace(ds, chunk_stats=dict(ds.chunk_stats)), stages, cfg)
-            slim(outcome)  # on the cell's own copy: the shared corpus stays whole
+            # the cell's own chunk counts (its retrievers' index_stats, as if it ran
+            # alone); slim makes a new outcome: the shared dataset stays whole
+            outcome = slim(score_dataset(with_index_stats(ds, stages), stages, cfg))
             cost = stage_cost(stages)
             cost["chunk_seconds"] = chunk_seconds
             result.cells[index] = CellOutcome(outcome, cost=cost)

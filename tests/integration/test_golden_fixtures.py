@@ -85,6 +85,10 @@ def test_fixture_benchmark_matches_golden_scores(
     assert prov["models"]["embedding"] == "all-MiniLM-L6-v2"
     assert prov["packages"]["lancedb"] == "0.40.0"
     assert set(prov["datasets"]) == {"shopapi", "webapp", "logtool"}
+    # the compiled plan is stored beside the config: every stage, as it was built
+    plan = json.loads((result.out_dir / "plan.json").read_text())
+    assert [s["label"] for s in plan["stages"]] == list(expected["stages"])
+    assert all(isinstance(s["params"], dict) for s in plan["stages"])
 
 
 if __name__ == "__main__":  # regenerate the golden file

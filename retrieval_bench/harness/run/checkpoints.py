@@ -27,7 +27,7 @@ from retrieval_bench.store.io import open_atomically
 from retrieval_bench.version import __version__
 
 log = logging.getLogger(__name__)
-FORMAT = 1
+FORMAT = 2  # 2: StageResult carries index_stats
 
 
 def group_key(config: dict[str, Any], dataset: str, snapshot: str, ids: list[str]) -> str:

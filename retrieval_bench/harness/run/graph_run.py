@@ -11,6 +11,7 @@ from it instead (a sweep's cells over one snapshot: docs/sweeps.md#shared-work).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any, Protocol
 
@@ -50,13 +51,14 @@ def run_graph(
     def work(node: StageNode) -> NodeOutput:
         inputs = [results[label] for label in node.inputs]
         if node.kind == "retriever":
-            out = run_retriever(ctx, node.spec, k, need_train)
+            out = run_retriever(ctx, node, k, need_train)
         elif node.kind == "fusion":
             out = run_fusion(ctx, node, inputs, k, train_runs), None
         else:
             out = run_reranker(ctx, node, inputs[0], k), None
         if node.cutoff is not None:  # ``cutoff: N``: the stage's run keeps its top N
-            out[0].run = out[0].run.truncated(node.cutoff)
+            result, train_run = out
+            out = replace(result, run=result.run.truncated(node.cutoff)), train_run
         return out
 
     for node in graph:

@@ -36,6 +36,7 @@ from retrieval_bench.harness.run.prepare import PreparedDataset, Progress, selec
 from retrieval_bench.harness.run.results import DatasetOutcome
 from retrieval_bench.harness.run.snapshot_work import GroupResult, GroupTask, run_group, score_unrun
 from retrieval_bench.llm.lazy import LazyLLM
+from retrieval_bench.plan import Plan
 from retrieval_bench.snapshot import Snapshot
 from retrieval_bench.snapshot.refs import SnapshotRef, resolve_repo_refs, row_ref
 from retrieval_bench.snapshot.sources import repo_locations
@@ -63,12 +64,15 @@ def colliding_ids(cfg: BenchmarkConfig) -> bool:
     return False
 
 
-def namespace_prepared(ds: PreparedDataset) -> None:
-    """Rename the questions of a prepared dataset to ``<dataset>:<id>`` in place."""
+def namespace_prepared(ds: PreparedDataset) -> PreparedDataset:
+    """The prepared dataset with its questions renamed to ``<dataset>:<id>`` (a new one)."""
     name = ds.spec.name
-    ds.examples = [namespaced(e, name) for e in ds.examples]
-    ds.train_examples = [namespaced(e, name) for e in ds.train_examples]
-    ds.missing_gold = {f"{name}{NAMESPACE_SEP}{q}": v for q, v in ds.missing_gold.items()}
+    return replace(
+        ds,
+        examples=[namespaced(e, name) for e in ds.examples],
+        train_examples=[namespaced(e, name) for e in ds.train_examples],
+        missing_gold={f"{name}{NAMESPACE_SEP}{q}": v for q, v in ds.missing_gold.items()},
+    )
 
 
 def is_grouped(spec: DatasetSpec) -> bool:
@@ -167,15 +171,15 @@ def _label(ref: SnapshotRef | None, spec: DatasetSpec) -> str:
     return ref.label if ref is not None else str(spec.snapshot)
 
 
-def group_tasks(grouped: GroupedDataset, cfg: BenchmarkConfig, ws: Workspace) -> list[GroupTask]:
+def group_tasks(grouped: GroupedDataset, plan: Plan, ws: Workspace) -> list[GroupTask]:
     """One picklable task per snapshot group, keyed by what its results depend on."""
-    spec, config = grouped.shell.spec, cfg.results_dump()
+    spec, config = grouped.shell.spec, plan.config.results_dump()
     tasks = []
     for i, g in enumerate(grouped.groups):
         label = _label(g.ref, spec)
         ids = [e.id for e in [*g.examples, *g.train]]
         key = group_key(config, spec.name, f"{g.ref!r}", ids)
-        tasks.append(GroupTask(i, key, spec, cfg, ws, g.ref, label,
+        tasks.append(GroupTask(i, key, spec, plan, ws, g.ref, label,
                                tuple(g.examples), tuple(g.train)))  # fmt: skip
     return tasks
 
@@ -233,15 +237,16 @@ def _merge(
     grouped: GroupedDataset, results: Sequence[GroupResult], cfg: BenchmarkConfig
 ) -> tuple[DatasetOutcome, list[DatasetAnswers], dict[str, Any]]:
     shell = grouped.shell
+    failures, entries = list(shell.snapshot_failures), list(shell.snapshot_groups)
     outcomes: list[DatasetOutcome] = []
     answers: list[DatasetAnswers] = []
     provenance: dict[str, Any] = {}
     for r in results:
         if r.failure is not None or r.outcome is None:
             reason = r.failure or "no result"
-            shell.snapshot_failures.append(_failure(shell.spec, r.label, r.query_ids, reason))
+            failures.append(_failure(shell.spec, r.label, r.query_ids, reason))
             continue
-        shell.snapshot_groups.append({**r.entry, "seconds": r.seconds, "worker": r.worker})
+        entries.append({**r.entry, "seconds": r.seconds, "worker": r.worker})
         outcomes.append(r.outcome)
         if r.answers is not None:
             answers.append(r.answers)
@@ -251,39 +256,53 @@ def _merge(
             else:
                 provenance[key] = value
     if not outcomes:
-        first = shell.snapshot_failures[0]["reason"] if shell.snapshot_failures else "no questions"
+        first = failures[0]["reason"] if failures else "no questions"
         raise SnapshotError(f"dataset {shell.spec.name}: no snapshot could be run (first: {first})")
+    shell = replace(shell, snapshot_failures=failures, snapshot_groups=entries)
     return merge_outcomes(shell, outcomes, cfg), answers, provenance
 
 
 def merge_outcomes(
     shell: PreparedDataset, outcomes: Sequence[DatasetOutcome], cfg: BenchmarkConfig
 ) -> DatasetOutcome:
-    """One outcome per dataset from its groups' outcomes (query ids are disjoint).
+    """One outcome per dataset from its groups' outcomes (query ids are disjoint); its
+    dataset is a new one, ``shell`` with the groups' questions, chunks, missing gold,
+    chunk counts and timings (``shell`` itself is left as it is).
 
     The questions of ``shell.snapshot_failures`` stay in the dataset, scored 0 in
     every stage (:func:`~retrieval_bench.harness.run.snapshot_work.score_unrun`), and
-    are listed in ``shell.failed_questions``."""
+    are listed in its ``failed_questions``."""
     kept = {e.id: e for o in outcomes for e in o.prepared.examples}  # gold as scored
     asked = {e.id for e in shell.examples}
-    shell.failed_questions = {q: r for q, r in failed_ids(shell.snapshot_failures).items()
-                              if q in asked and q not in kept}  # fmt: skip
-    unrun = [e for e in shell.examples if e.id in shell.failed_questions]
-    shell.examples = [kept.get(e.id, e) for e in shell.examples
-                      if e.id in kept or e.id in shell.failed_questions]  # fmt: skip
-    shell.train_examples = [e for o in outcomes for e in o.prepared.train_examples]
+    failed = {q: r for q, r in failed_ids(shell.snapshot_failures).items()
+              if q in asked and q not in kept}  # fmt: skip
+    unrun = [e for e in shell.examples if e.id in failed]
     chunks = {c.id: c for o in outcomes for c in o.prepared.corpus.chunks}
     tokenizer = next((o.prepared.corpus.tokenizer for o in outcomes), "")
-    shell.corpus = Corpus(shell.corpus.root, list(chunks.values()), tokenizer)
+    missing, reasons, remapped = (dict(shell.missing_gold), dict(shell.missing_reasons),
+                                  dict(shell.remapped_gold))  # fmt: skip
+    chunk_stats, timings = dict(shell.chunk_stats), dict(shell.timings)
     for o in outcomes:
-        shell.missing_gold.update(o.prepared.missing_gold)
-        shell.missing_reasons.update(o.prepared.missing_reasons)
-        shell.remapped_gold.update(o.prepared.remapped_gold)
+        missing.update(o.prepared.missing_gold)
+        reasons.update(o.prepared.missing_reasons)
+        remapped.update(o.prepared.remapped_gold)
         for key, n in o.prepared.chunk_stats.items():
-            shell.chunk_stats[key] = shell.chunk_stats.get(key, 0) + n
+            chunk_stats[key] = chunk_stats.get(key, 0) + n
         for key, sec in o.prepared.timings.items():
-            shell.timings[key] = shell.timings.get(key, 0.0) + sec
-    merged = DatasetOutcome(shell, _merge_stages(outcomes), {})
+            timings[key] = timings.get(key, 0.0) + sec
+    dataset = replace(
+        shell,
+        examples=[kept.get(e.id, e) for e in shell.examples if e.id in kept or e.id in failed],
+        train_examples=[e for o in outcomes for e in o.prepared.train_examples],
+        corpus=Corpus(shell.corpus.root, list(chunks.values()), tokenizer),
+        failed_questions=failed,
+        missing_gold=missing,
+        missing_reasons=reasons,
+        remapped_gold=remapped,
+        chunk_stats=chunk_stats,
+        timings=timings,
+    )
+    merged = DatasetOutcome(dataset, _merge_stages(outcomes), {})
     for o in outcomes:
         for stage, rows in o.per_query.items():
             merged.per_query.setdefault(stage, {}).update(rows)
@@ -308,4 +327,6 @@ def _merge_stages(outcomes: Sequence[DatasetOutcome]) -> list[StageResult]:
             m.artifacts.update(s.artifacts)
             for name, sec in s.loads.items():
                 m.loads[name] = m.loads.get(name, 0.0) + sec
+            for key, n in s.index_stats.items():
+                m.index_stats[key] = m.index_stats.get(key, 0) + n
     return list(merged.values())

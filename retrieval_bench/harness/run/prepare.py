@@ -54,9 +54,10 @@ log = logging.getLogger(__name__)
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreparedDataset:
-    """A dataset bound to its snapshot and chunked corpus."""
+    """A dataset bound to its snapshot and chunked corpus: a value (stages read it,
+    none changes it; a changed dataset is a new one, ``dataclasses.replace``)."""
 
     spec: DatasetSpec
     snapshot: Snapshot
@@ -86,9 +87,10 @@ class PreparedDataset:
     """``gold_paths: suffix``: gold path → the snapshot path it was matched to."""
     chunk_stats: dict[str, int] = field(default_factory=dict)
     """``files_chunked`` / ``files_reused``: files chunked afresh vs taken from the chunk
-    cache (docs/architecture.md#caches; absent when the cache was not used); after the
-    retrievers indexed, their ``index_stats`` summed in (``texts_embedded``,
-    ``texts_cached``, ``vectors_reused``)."""
+    cache (docs/architecture.md#caches; absent when the cache was not used); in a
+    scored outcome's dataset, the retrievers' ``index_stats`` summed in
+    (``texts_embedded``, ``texts_cached``, ``vectors_reused``:
+    :func:`~retrieval_bench.harness.run.snapshot_work.with_index_stats`)."""
 
 
 def make_chunker(name: str = "ast", **params: Any) -> Chunker:

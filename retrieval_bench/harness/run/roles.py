@@ -16,40 +16,19 @@ every question of a run that still says ``done``; here it is a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
-
 from retrieval_bench.config import BenchmarkConfig
-from retrieval_bench.contracts.registry import CHUNKERS, FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.contracts.stage import Ranks, Stage
 from retrieval_bench.errors import ConfigError, RBenchError
-from retrieval_bench.specs import StageSpec
-
-
-def config_entries(cfg: BenchmarkConfig) -> Iterable[tuple[Registry[Any], str, StageSpec]]:
-    """Every stage entry of ``cfg`` with its registry and its place in the config
-    (``chunker``, ``fusions.1``), as the config checks name them."""
-    yield CHUNKERS, "chunker", cfg.chunker
-    lists: Sequence[tuple[Registry[Any], list[StageSpec]]] = (
-        (RETRIEVERS, cfg.retrievers),
-        (FUSIONS, cfg.fusions),
-        (RERANKERS, cfg.rerankers),
-    )
-    for stages, specs in lists:
-        for i, spec in enumerate(specs):
-            yield stages, f"{stages.kind}.{i}", spec
+from retrieval_bench.plan import REGISTRY_OF
 
 
 def check_roles(cfg: BenchmarkConfig) -> dict[str, Ranks | None]:
     """Every stage's :meth:`~retrieval_bench.contracts.stage.Stage.check_config`, in graph order;
     returns what each stage ranks (label → ``files``, ``chunks`` or None). The first
     problem raises :class:`ConfigError` (``fusions.2 (files-fn): hierarchical: ...``)."""
-    entries = {spec.label: (stages, where) for stages, where, spec in config_entries(cfg)
-               if stages is not CHUNKERS}  # fmt: skip
     ranks: dict[str, Ranks | None] = {}
     for node in cfg.stage_graph():
-        stages, where = entries[node.label]
-        made = stages.type_of(node.spec.name)
+        made = REGISTRY_OF[node.kind].type_of(node.spec.name)
         if not issubclass(made, Stage):
             ranks[node.label] = None
             continue
@@ -58,6 +37,6 @@ def check_roles(cfg: BenchmarkConfig) -> dict[str, Ranks | None]:
         try:
             made.check_config(params, inputs)
         except RBenchError as exc:
-            raise ConfigError(f"{where} ({node.label}): {exc}") from None
+            raise ConfigError(f"{node.where} ({node.label}): {exc}") from None
         ranks[node.label] = made.ranks_for(params, [r for _, r in inputs])
     return ranks

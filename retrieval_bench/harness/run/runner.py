@@ -235,7 +235,7 @@ def run_benchmark(
             save_run_file(db, run_id, run_dir)
             llm_provider = make_llm_provider(cfg, ws, prov)
             outcomes, answered = _run_datasets(
-                cfg, ws, prepared, grouped, (executor, checkpoints, llm_provider), prov, progress,
+                plan, ws, prepared, grouped, (executor, checkpoints, llm_provider), prov, progress,
                 on_dataset,
             )  # fmt: skip
         result = summarise(BenchmarkResult(run_id, cfg, outcomes, stage_order))
@@ -251,7 +251,8 @@ def run_benchmark(
         prov["question_counts"] = question_counts(result)
         write_outputs(result, result.out_dir, prov)
         write_text_atomically(result.out_dir / "plan.json", json.dumps(plan.to_json(), indent=2))
-        db.finish_run(run_id, "done", record_results(db, result, prov, prepared))
+        ran = [o.prepared for o in result.outcomes]  # one per dataset, as run (and merged)
+        db.finish_run(run_id, "done", record_results(db, result, prov, ran))
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         total = {"total": time.perf_counter() - started}
@@ -309,7 +310,7 @@ def _prepare(
             continue
         ds = prepare_dataset(spec, cfg, ws, progress)
         if namespace:
-            namespace_prepared(ds)
+            ds = namespace_prepared(ds)
         if on_dataset:
             on_dataset(ds)
         prepared.append(ds)
@@ -317,7 +318,7 @@ def _prepare(
 
 
 def _run_datasets(
-    cfg: BenchmarkConfig,
+    plan: Plan,
     ws: Workspace,
     prepared: list[PreparedDataset],
     grouped: dict[str, GroupedDataset],
@@ -328,7 +329,7 @@ def _run_datasets(
 ) -> tuple[list[DatasetOutcome], list[DatasetAnswers]]:
     """Every dataset's stages, scored: single-snapshot datasets here, snapshot groups
     on the executor; the provenance is completed with what only the run knows."""
-    executor, checkpoints, llm_provider = how
+    cfg, (executor, checkpoints, llm_provider) = plan.config, how
     if grouped and llm_provider is not None and not isinstance(executor, SerialExecutor):
         llm_provider.client()  # start the local LLM server once, before workers race to
     outcomes: list[DatasetOutcome] = []
@@ -336,12 +337,12 @@ def _run_datasets(
     worker_prov: dict[str, Any] = {}
     for ds in prepared:
         if ds.spec.name not in grouped:
-            outcome, answers = run_stages(ds, cfg, llm_provider, progress, ws)
+            outcome, answers = run_stages(ds, plan, llm_provider, progress, ws)
             outcomes.append(outcome)
             answered.extend([answers] if answers is not None else [])
             continue
         group = grouped[ds.spec.name]
-        tasks = group_tasks(group, cfg, ws)
+        tasks = group_tasks(group, plan, ws)
         outcome, group_answers, reported = run_groups(
             group, tasks, executor, checkpoints, llm_provider, progress
         )
@@ -355,7 +356,7 @@ def _run_datasets(
         outcomes.append(outcome)
         answered.extend(group_answers)
     if grouped:  # chunk counts, missing gold and timings are known only now
-        final = run_provenance(cfg, prepared)
+        final = run_provenance(cfg, [o.prepared for o in outcomes])  # groups merged
         models = {**final.pop("models", {}), **worker_prov.pop("models", {}),
                   **prov.get("models", {})}  # fmt: skip
         prov.update(final, **worker_prov, models=models)

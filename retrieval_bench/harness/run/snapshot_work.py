@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec
-from retrieval_bench.contracts.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import RBenchError
 from retrieval_bench.harness.answers.dataset import DatasetAnswers, answer_dataset
@@ -34,13 +33,13 @@ from retrieval_bench.harness.run.prepare import (
     prepare_snapshot,
 )
 from retrieval_bench.harness.run.results import DatasetOutcome
-from retrieval_bench.harness.run.stages import StageContext, any_needs_llm
+from retrieval_bench.harness.run.stages import StageContext
 from retrieval_bench.llm.lazy import LazyLLM
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
+from retrieval_bench.plan import REGISTRY_OF, Plan
 from retrieval_bench.snapshot import Snapshot, open_snapshot
 from retrieval_bench.snapshot.refs import SnapshotRef
 from retrieval_bench.snapshot.sources import open_repo, open_tarball, repo_locations, repo_source
-from retrieval_bench.specs import StageSpec
 from retrieval_bench.types import Example, Run, StageResult
 from retrieval_bench.workspace import Workspace
 
@@ -58,6 +57,19 @@ def stage_inputs(stage: StageResult, stages: Sequence[StageResult]) -> list[Run]
     """The runs that fed ``stage`` (None for a retriever: the whole corpus fed it)."""
     fed = input_stages(stage, stages)
     return None if fed is None else [s.run for s in fed]
+
+
+def with_index_stats(ds: PreparedDataset, stages: Sequence[StageResult]) -> PreparedDataset:
+    """``ds`` with its stages' ``index_stats`` (texts embedded vs cached) summed into
+    its ``chunk_stats``, in stage order: a new dataset (``ds`` itself when no stage
+    reported any), so ``ds`` is left as every stage read it."""
+    if not any(s.index_stats for s in stages):
+        return ds
+    counts = dict(ds.chunk_stats)
+    for stage in stages:
+        for key, n in stage.index_stats.items():
+            counts[key] = counts.get(key, 0) + n
+    return replace(ds, chunk_stats=counts)
 
 
 def score_dataset(
@@ -104,12 +116,10 @@ def score_unrun(
 def calls_llm(cfg: BenchmarkConfig) -> bool:
     """Whether some stage of ``cfg`` calls the model (``needs_llm_for`` its
     parameters; the answerer always does)."""
-    stages: list[tuple[Registry[Any], list[StageSpec]]] = [
-        (RETRIEVERS, cfg.retrievers),
-        (FUSIONS, cfg.fusions),
-        (RERANKERS, cfg.rerankers),
-    ]
-    return any_needs_llm(stages) or cfg.answerer is not None
+    return cfg.answerer is not None or any(
+        REGISTRY_OF[n.kind].type_of(n.spec.name).needs_llm_for(n.spec.params())
+        for n in cfg.stage_graph()
+    )
 
 
 def make_llm_provider(
@@ -158,19 +168,20 @@ def release_llm(llm_provider: LazyLLM | None, cfg: BenchmarkConfig) -> None:
 
 def run_stages(
     ds: PreparedDataset,
-    cfg: BenchmarkConfig,
+    plan: Plan,
     llm_provider: LazyLLM | None,
     progress: Progress | None = None,
     ws: Workspace | None = None,
 ) -> tuple[DatasetOutcome, DatasetAnswers | None]:
-    """Retrievers, fusions, rerankers and the answerer over ``ds``, every stage scored;
-    ``ws`` is the run's workspace (its caches serve the stages)."""
+    """Retrievers, fusions, rerankers and the answerer of ``plan`` over ``ds``, every
+    stage scored; ``ws`` is the run's workspace (its caches serve the stages)."""
+    cfg = plan.config
     ctx = StageContext(ds, llm_provider, progress, ws)
-    stages = run_graph(ctx, cfg.stage_graph(), cfg.candidates)
+    stages = run_graph(ctx, plan.graph, cfg.candidates)
     answered = None
     if cfg.answerer is not None:  # reads the stages' runs, changes none of them
         answered = answer_dataset(ctx, cfg.answerer, stages, cfg.answer_input())
-    return score_dataset(ds, stages, cfg), answered
+    return score_dataset(with_index_stats(ds, stages), stages, cfg), answered
 
 
 @dataclass(frozen=True)
@@ -181,13 +192,18 @@ class GroupTask:
     key: str
     """Content key of the task (dataset, snapshot, questions, config): its checkpoint name."""
     spec: DatasetSpec
-    cfg: BenchmarkConfig
+    plan: Plan
     ws: Workspace
     ref: SnapshotRef | None
     """The snapshot (None: the dataset's own ``snapshot:``)."""
     label: str
     examples: tuple[Example, ...]
     train: tuple[Example, ...] = ()
+
+    @property
+    def cfg(self) -> BenchmarkConfig:
+        """The run's config (the plan's)."""
+        return self.plan.config
 
 
 @dataclass
@@ -256,7 +272,7 @@ def run_group(
     if llm_provider is None:
         # the parent holds the local server for the run (it starts it before the workers)
         llm_provider = make_llm_provider(task.cfg, task.ws, result.provenance, hold=False)
-    outcome, answers = run_stages(ds, task.cfg, llm_provider, progress, task.ws)
+    outcome, answers = run_stages(ds, task.plan, llm_provider, progress, task.ws)
     result.entry = {
         "snapshot": snapshot.source,
         "kind": snapshot.kind,
@@ -264,21 +280,21 @@ def run_group(
         "query_ids": result.query_ids,
         "n_chunks": len(ds.corpus.chunks),
         "timings": dict(ds.timings),
-        **ds.chunk_stats,  # files chunked / reused, texts embedded / cached
+        **outcome.prepared.chunk_stats,  # files chunked / reused, texts embedded / cached
     }
     if ds.codebase_index is not None:
         result.provenance.setdefault("models", {})["embedding"] = ds.codebase_index.embedder.name
-    slim(outcome)
-    result.outcome, result.answers = outcome, answers
+    result.outcome, result.answers = slim(outcome), answers
     result.seconds = time.perf_counter() - t0
     return result
 
 
-def slim(outcome: DatasetOutcome) -> None:
-    """Keep only the chunks the group's runs name (what the drill-down and the
-    threshold sweeps map to files); the texts and the index are let go."""
+def slim(outcome: DatasetOutcome) -> DatasetOutcome:
+    """``outcome`` with only the chunks the group's runs name (what the drill-down and
+    the threshold sweeps map to files); the texts and the index are let go. A new
+    outcome: the dataset it was scored on keeps its whole corpus."""
     ds = outcome.prepared
     wanted = {c for s in outcome.stages for d in s.run.scores.values() for c in d}
     chunks = [replace(c, text="") for c in ds.corpus.chunks if c.id in wanted]
-    ds.corpus = Corpus(ds.corpus.root, chunks, ds.corpus.tokenizer, ds.corpus.skipped)
-    ds.codebase_index = None
+    corpus = Corpus(ds.corpus.root, chunks, ds.corpus.tokenizer, ds.corpus.skipped)
+    return replace(outcome, prepared=replace(ds, corpus=corpus, codebase_index=None))

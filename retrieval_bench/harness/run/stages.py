@@ -15,7 +15,9 @@ docs/extending.md), never from its signature:
 * a retriever declaring ``uses_vector_index`` gets the LanceDB index of the
   snapshot in ``index(corpus, codebase_index)`` (None for per-question
   snapshots: vectors then come from the embedding cache); its ``index_stats``
-  are added to the dataset's ``chunk_stats`` (texts embedded vs cached);
+  (texts embedded vs cached) travel in its :class:`StageResult`, and are summed
+  into the scored dataset's ``chunk_stats`` (the prepared dataset is a value that
+  no stage changes: :class:`~retrieval_bench.harness.run.prepare.PreparedDataset`);
 * a stage declaring ``trainable`` is trained on the dataset's ``train_split``
   before it scores the evaluation split (retrievers: ``fit(examples,
   corpus)``; fusions: ``fit(train_runs, examples, corpus)``); the train-split
@@ -36,12 +38,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from retrieval_bench.contracts.fusion import Fusion
-from retrieval_bench.contracts.params import StageServices
+from retrieval_bench.contracts.params import StageParams, StageServices
 from retrieval_bench.contracts.registry import FUSIONS, RERANKERS, RETRIEVERS, Registry
 from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.contracts.stage import Stage
@@ -62,15 +64,6 @@ from retrieval_bench.workspace import Workspace
 log = logging.getLogger(__name__)
 STAGE_ERRORS = (RBenchError, OSError, RuntimeError, ValueError)
 S = TypeVar("S", bound=Stage)
-
-
-def any_needs_llm(stages: Iterable[tuple[Registry[Any], Sequence[StageSpec]]]) -> bool:
-    """Whether some configured stage calls the model (``(registry, specs)`` pairs):
-    :meth:`~retrieval_bench.contracts.stage.Stage.needs_llm_for` its parameters, so ``exact``
-    with ``terms: identifiers`` does not, though its class declares ``needs_llm``."""
-    return any(
-        reg.type_of(s.name).needs_llm_for(s.params()) for reg, specs in stages for s in specs
-    )
 
 
 @dataclass
@@ -98,13 +91,19 @@ class StageContext:
             return llm
         return ReportingLLM(llm, self.progress, f"[{self.ds.spec.name}] {stage}")
 
-    def create(self, stages: Registry[S], spec: StageSpec) -> S:
-        """Build ``spec`` from ``stages`` with the run's services: the LLM (the lazy
-        handle, reporting its calls as this stage's progress: the server starts only
-        if the stage calls it) and the workspace's embedding and code-facts caches
+    def create(self, stages: Registry[S], node: StageNode) -> S:
+        """Build ``node``'s stage from ``stages`` with its compiled parameters (the
+        plan's, :mod:`retrieval_bench.plan`; a graph not compiled into a plan gives
+        its entry's keys, read as the class's ``Params`` here) and the run's
+        services: the LLM (the lazy handle, reporting its calls as this stage's
+        progress: the server starts only if the stage calls it) and the
+        workspace's embedding and code-facts caches
         (:class:`~retrieval_bench.contracts.params.StageServices`; each stage gets
         the ones its class declares it uses)."""
-        params = {k: v for k, v in spec.params().items() if k not in GRAPH_KEYS}
+        spec = node.spec
+        params: StageParams | dict[str, Any] | None = node.params
+        if params is None:
+            params = {k: v for k, v in spec.params().items() if k not in GRAPH_KEYS}
         ws = self.ws
         services = StageServices(
             llm=self.tracked(self.llm, spec.label) if stages.type_of(spec.name).needs_llm else None,
@@ -134,8 +133,9 @@ def _finish(
     before: CallStats,
     inputs: tuple[str, ...] | None,
     queries: Sequence[str],
+    index_stats: Mapping[str, int] | None = None,
 ) -> StageResult:
-    run.name = label
+    run = run.renamed(label)  # the stage's own run object is left as it returned it
     failures = {q: "no result" for q in queries if q not in run.scores}
     failures.update(stage.failures)
     used = ctx.stats().since(before)
@@ -151,6 +151,7 @@ def _finish(
         inputs=inputs,
         artifacts=dict(stage.artifacts),
         loads=loads,
+        index_stats=dict(index_stats or {}),
     )
     return ctx.finished(result)
 
@@ -178,13 +179,14 @@ def _failed(
     exc: Exception,
     t0: float,
     inputs: tuple[str, ...] | None,
+    index_stats: Mapping[str, int] | None = None,
 ) -> StageResult:
     reason = f"{type(exc).__name__}: {exc}"
     log.warning("stage %s failed: %s", label, reason)
     seconds, loads = own_seconds(t0)
     return ctx.finished(StageResult(
         label, Run(label), seconds, failures=dict.fromkeys(queries, reason), inputs=inputs,
-        loads=loads,
+        loads=loads, index_stats=dict(index_stats or {}),
     ))  # fmt: skip
 
 
@@ -220,34 +222,34 @@ def cross_fitted_run(retriever: Retriever, ds: PreparedDataset, k: int, folds: i
 
 
 def run_retriever(
-    ctx: StageContext, spec: StageSpec, k: int, need_train_runs: bool
+    ctx: StageContext, node: StageNode, k: int, need_train_runs: bool
 ) -> tuple[StageResult, Run | None]:
     """One retriever over the evaluation queries, and its run over the train queries
     when a learned fusion will need it (None otherwise, or when it failed)."""
-    ds = ctx.ds
+    spec, ds = node.spec, ctx.ds
     queries = {e.id: e.query for e in ds.examples}
     train_queries = {e.id: e.query for e in ds.train_examples}
     t0, before = time.perf_counter(), ctx.stats()
     train_run = None
+    index_stats: dict[str, int] = {}  # texts embedded vs cached: kept if a later step fails
     try:
-        retriever = ctx.create(RETRIEVERS, spec)
+        retriever = ctx.create(RETRIEVERS, node)
         retriever.index(ds.corpus, ds.codebase_index if retriever.uses_vector_index else None)
-        for key, n in retriever.index_stats.items():  # texts embedded vs cached
-            ds.chunk_stats[key] = ds.chunk_stats.get(key, 0) + n
+        index_stats = retriever.index_stats
         fitted = retriever.trainable
         if fitted:
             _need_train(ds, spec.label)
         if need_train_runs and train_queries:
             train_run = (
                 cross_fitted_run(retriever, ds, k) if fitted else retriever.search(train_queries, k)
-            )
-            train_run.name = spec.label
+            ).renamed(spec.label)
         if fitted:
             retriever.fit(ds.train_examples, ds.corpus)
         run = retriever.search(queries, k)
     except STAGE_ERRORS as exc:
-        return _failed(ctx, spec.label, list(queries), exc, t0, None), None
-    return _finish(ctx, spec.label, retriever, run, t0, before, None, list(queries)), train_run
+        return _failed(ctx, spec.label, list(queries), exc, t0, None, index_stats), None
+    result = _finish(ctx, spec.label, retriever, run, t0, before, None, list(queries), index_stats)
+    return result, train_run
 
 
 def run_fusion(
@@ -270,7 +272,7 @@ def run_fusion(
     runs = [r.run for r in inputs]
     t0, before = time.perf_counter(), ctx.stats()
     try:
-        fusion = ctx.create(FUSIONS, spec)
+        fusion = ctx.create(FUSIONS, node)
         if fusion.needs_queries:
             fusion.queries = {e.id: e.query for e in (*ctx.ds.examples, *ctx.ds.train_examples)}
         train = [train_runs[label] for label in node.inputs if label in train_runs]
@@ -297,7 +299,7 @@ def run_reranker(ctx: StageContext, node: StageNode, source: StageResult, k: int
     queries = {e.id: e.query for e in ctx.ds.examples}
     t0, before = time.perf_counter(), ctx.stats()
     try:
-        reranker = ctx.create(RERANKERS, node.spec)
+        reranker = ctx.create(RERANKERS, node)
         run = reranker.rerank(queries, source.run, ctx.ds.corpus, k)
     except STAGE_ERRORS as exc:
         return _failed(ctx, node.label, list(queries), exc, t0, node.inputs)

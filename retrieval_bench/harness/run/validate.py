@@ -28,8 +28,8 @@ from retrieval_bench.contracts.stage import Stage
 from retrieval_bench.errors import ConfigError, RBenchError
 from retrieval_bench.harness.run.groups import NAMESPACE_SEP, colliding_ids
 from retrieval_bench.harness.run.prepare import select_questions
-from retrieval_bench.harness.run.roles import check_roles, config_entries
-from retrieval_bench.plan import Plan, compile_plan
+from retrieval_bench.harness.run.roles import check_roles
+from retrieval_bench.plan import REGISTRY_OF, Plan, compile_plan
 
 
 def validate_stages(cfg: BenchmarkConfig | Plan) -> Plan:
@@ -79,18 +79,17 @@ def check_stage_inputs(
     searched, known = question_ids(questions if questions is not None else configs)
     seen: set[tuple[str, str]] = set()
     for cfg in configs:
-        graph = cfg.stage_graph()
-        for stages, where, spec in config_entries(cfg):
-            params = spec.params()
-            if stages.kind in ("fusions", "rerankers"):
-                params["inputs"] = list(graph.node(spec.label).inputs)
-            key = (stages.kind, json.dumps([spec.model_dump(mode="json"), params],
-                                           sort_keys=True, default=str))  # fmt: skip
-            made = stages.type_of(spec.name)
+        for node in cfg.stage_graph():
+            spec, params = node.spec, node.spec.params()
+            if node.kind != "retriever":
+                params["inputs"] = list(node.inputs)
+            key = (node.kind, json.dumps([spec.model_dump(mode="json"), params],
+                                         sort_keys=True, default=str))  # fmt: skip
+            made = REGISTRY_OF[node.kind].type_of(spec.name)
             if key in seen or not issubclass(made, Stage):
                 continue
             seen.add(key)
             try:
                 made.check_inputs(params, searched, known)
             except RBenchError as exc:
-                raise ConfigError(f"{where} ({spec.label}): {exc}") from None
+                raise ConfigError(f"{node.where} ({spec.label}): {exc}") from None

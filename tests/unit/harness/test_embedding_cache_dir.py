@@ -19,6 +19,7 @@ from retrieval_bench.contracts.registry import RETRIEVERS
 from retrieval_bench.harness.run.stages import StageContext
 from retrieval_bench.retrieval.dense import DenseRetriever
 from retrieval_bench.specs import StageSpec
+from retrieval_bench.stage_graph import StageNode
 from retrieval_bench.workspace import Workspace
 from tests.unit.index.fakes import CountingEmbedder
 
@@ -114,7 +115,7 @@ def test_stage_context_gives_cache_dir_to_stages_that_declare_it(
     ctx = StageContext(ds=None, ws=ws)  # type: ignore[arg-type]
 
     def made(**params: Any) -> Any:
-        return ctx.create(RETRIEVERS, StageSpec.model_validate(params))
+        return ctx.create(RETRIEVERS, StageNode("retriever", StageSpec.model_validate(params), ()))
 
     assert made(name="dense").cache_dir == ws.root / "cache" / "embeddings"
     assert made(name="dense", cache_dir="x").cache_dir == Path("x")  # the config wins
@@ -125,5 +126,5 @@ def test_stage_context_gives_cache_dir_to_stages_that_declare_it(
     monkeypatch.setenv("RBENCH_CACHE", str(tmp_path / "shared"))  # the env beats the workspace
     assert made(name="dense").cache_dir == tmp_path / "shared" / "embeddings"
     alone = StageContext(ds=None)  # type: ignore[arg-type]
-    dense = alone.create(RETRIEVERS, StageSpec(name="dense"))
+    dense = alone.create(RETRIEVERS, StageNode("retriever", StageSpec(name="dense"), ()))
     assert isinstance(dense, DenseRetriever) and dense.cache_dir is None  # its own default

@@ -23,6 +23,7 @@ from retrieval_bench.harness.run.stages import StageContext, run_retriever
 from retrieval_bench.llm.base import ChatRequest
 from retrieval_bench.loads import timed_load
 from retrieval_bench.progress import Callback, ProgressReporter
+from retrieval_bench.stage_graph import StageNode
 from retrieval_bench.types import Example, Run
 from retrieval_bench.workspace import Workspace
 from tests.fakes.llm import ScriptedLLM, last_user
@@ -65,7 +66,8 @@ def test_a_model_load_is_not_charged_to_the_stage(monkeypatch: pytest.MonkeyPatc
     out = io.StringIO()
     ctx = StageContext(_ds(), None, ProgressReporter(out, tty=False, interval=0))
     with RETRIEVERS.registered("test-lazy-model", LazyModelRetriever):
-        result, _ = run_retriever(ctx, StageSpec(name="test-lazy-model"), 5, False)
+        node = StageNode("retriever", StageSpec(name="test-lazy-model"), ())
+        result, _ = run_retriever(ctx, node, 5, False)
     assert result.seconds == pytest.approx(1.0)  # its own work only
     assert result.loads == {"test model": pytest.approx(5.0)}
     assert out.getvalue().splitlines()[-1] == (
