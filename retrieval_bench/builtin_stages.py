@@ -43,6 +43,7 @@ def retrievers() -> dict[str, type]:
 
 def fusions() -> dict[str, type]:
     from retrieval_bench.rank_fusion.concat import ConcatFusion
+    from retrieval_bench.rank_fusion.function_ranker import FunctionRanker
     from retrieval_bench.rank_fusion.hierarchical import HierarchicalFusion
     from retrieval_bench.rank_fusion.learned import LearnedFusion
     from retrieval_bench.rank_fusion.ltr import LTRFusion
@@ -60,6 +61,7 @@ def fusions() -> dict[str, type]:
         "optimized": OptimizedFusion,
         "ltr": LTRFusion,
         "hierarchical": HierarchicalFusion,
+        "function-ranker": FunctionRanker,
     }
 
 

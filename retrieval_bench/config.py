@@ -234,6 +234,10 @@ class BenchmarkConfig(BaseModel):
                 data.pop(key, None)
         if data.get("metrics", {}).get("levels") == ["file", "module", "function"]:
             data["metrics"].pop("levels")  # the default: configs from before the key
+        if data.get("metrics", {}).get("conventions") == "rbench":
+            # the rules of every config from before the key: those keep their fingerprint,
+            # and a config under LocAgent's (the default) gets a new one
+            data["metrics"].pop("conventions")
         for ds in data.get("datasets", []):
             for key, default in (
                 ("repo", None), ("commit_is", "state"), ("gold_paths", "exact"),

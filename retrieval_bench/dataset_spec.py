@@ -70,6 +70,11 @@ class MetricsSpec(BaseModel):
     levels: list[Level] = Field(default_factory=lambda: list(LEVELS))
     """Levels the tables show; module and function measures exist for questions with
     gold functions (docs/metrics.md#function-and-module-level)."""
+    conventions: Literal["locagent", "rbench"] = "locagent"
+    """The rules of the module and function levels (docs/metrics.md#conventions):
+    ``locagent`` (gold derived by LocAgent's rules, ``__init__`` folded into its class,
+    Acc@k over min(|G|, k)) so numbers compare with published tables, or ``rbench``
+    (this project's gold rules, every gold item in the top k)."""
 
     @field_validator("ks", "budgets")
     @classmethod

@@ -60,6 +60,10 @@ class Example:
     gold_functions: tuple[str, ...] = ()
     """Gold functions and classes as ``path:Qualified.name`` (LocAgent's ids); their
     modules are the top-level names (docs/metrics.md#function-and-module-level)."""
+    gold_functions_locagent: tuple[str, ...] | None = None
+    """The gold functions derived from the fix by LocAgent's rules (docs/metrics.md#conventions),
+    scored under ``metrics: {conventions: locagent}``; None when not derived (that
+    convention then reads :attr:`gold_functions`), empty when derived and none found."""
 
 
 class Run:

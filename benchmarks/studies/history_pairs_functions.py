@@ -4,8 +4,9 @@ scored at module and function level too.
 
 Each question of ``benchmarks/data/history-pairs/<repo>.jsonl`` was asked at the
 parent of its commit; its gold functions are that commit's change to its gold files
-on the parent's files (``rbench dataset mine``'s rule, ``gitmine.commit_functions``).
-Written as ``{id, gold_functions}`` rows to
+on the parent's files (``rbench dataset mine``'s rule, ``gitmine.commit_functions``),
+by this project's rules and by LocAgent's (docs/metrics.md#conventions). Written as
+``{id, gold_functions, gold_functions_locagent}`` rows to
 ``benchmarks/data/history-pairs/<repo>.functions.jsonl``, which a dataset's
 ``gold_functions:`` key merges by id.
 
@@ -49,12 +50,16 @@ def main() -> None:
                     ["git", "-C", str(repo), "rev-parse", f"{row['commit']}^1"],
                     capture_output=True, text=True, check=True,
                 ).stdout.split()  # fmt: skip
-                found = commit_functions(repo, row["commit"], parents, row["gold_files"])
-                out.append({"id": row["id"], "gold_functions": list(found)})
+                own, locagent = commit_functions(repo, row["commit"], parents, row["gold_files"])
+                out.append({"id": row["id"], "gold_functions": list(own),
+                            "gold_functions_locagent": list(locagent)})  # fmt: skip
             target = PAIRS / f"{name}.functions.jsonl"
             target.write_text("".join(json.dumps(r) + "\n" for r in out))
             with_gold = sum(1 for r in out if r["gold_functions"])
+            by_locagent = sum(1 for r in out if r["gold_functions_locagent"])
+            differ = sum(1 for r in out if r["gold_functions"] != r["gold_functions_locagent"])
             print(f"{name}: {with_gold} of {len(out)} questions have gold functions"
+                  f" ({by_locagent} by LocAgent's rules; the sets differ on {differ})"
                   f" -> {target.name}")  # fmt: skip
 
 

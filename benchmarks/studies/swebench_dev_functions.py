@@ -16,8 +16,10 @@ Usage::
 
     python benchmarks/studies/swebench_dev_functions.py [--out PATH]
 
-Writes one row per question: ``{id, gold_functions, gold_modules, fix_commit,
-fix_subject, dropped}`` (``dropped``: entities the base snapshot lacks), and
+Writes one row per question: ``{id, gold_functions, gold_modules,
+gold_functions_locagent, fix_commit, fix_subject, dropped}`` (``dropped``: entities
+the base snapshot lacks; ``gold_functions_locagent``: LocAgent's rules,
+docs/metrics.md#conventions, kept by the same test), and
 prints how many questions got gold functions.
 """
 
@@ -38,6 +40,7 @@ from retrieval_bench.datasets.gold_functions import (
     gold_entities,
     modules_of,
 )
+from retrieval_bench.datasets.gold_locagent import locagent_entities, structure
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "data" / "swebench-lite-dev.functions.jsonl"
@@ -76,6 +79,13 @@ def snapshot_files(tarball: Path) -> dict[str, str]:
     return files
 
 
+def _locagent_has(base: dict[str, str], entity: str) -> bool:
+    """Whether the question's snapshot defines ``entity`` as LocAgent reads a file."""
+    path, _, name = entity.rpartition(":")
+    found = structure(base[path]) if path in base else None
+    return found is not None and found.has(name)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
@@ -95,7 +105,8 @@ def main() -> None:
             repo, pr = clones[name], row["id"].rsplit("-", 1)[1]
             found = fix_commit(repo, pr)
             result = {"id": row["id"], "gold_functions": [], "gold_modules": [],
-                      "fix_commit": None, "fix_subject": None, "dropped": []}  # fmt: skip
+                      "gold_functions_locagent": [], "fix_commit": None, "fix_subject": None,
+                      "dropped": []}  # fmt: skip
             if found is not None:
                 sha, subject = found
                 parent = git(repo, "rev-parse", f"{sha}^1").strip()
@@ -112,14 +123,21 @@ def main() -> None:
                 )
                 functions = [f for f in functions if f.rpartition(":")[0] in gold_files]
                 kept = [f for f in functions if f in defined]
+                by_locagent = [
+                    f for f in locagent_entities(patch, at_commit(repo, parent))
+                    if f.rpartition(":")[0] in gold_files and _locagent_has(base, f)
+                ]  # fmt: skip
                 result.update(gold_functions=kept, gold_modules=sorted(modules_of(kept)),
+                              gold_functions_locagent=by_locagent,
                               fix_commit=sha, fix_subject=subject,
                               dropped=[f for f in functions if f not in defined])  # fmt: skip
             out_rows.append(result)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(r) + "\n" for r in out_rows))
     with_gold = sum(1 for r in out_rows if r["gold_functions"])
-    print(f"{with_gold} of {len(out_rows)} questions have gold functions -> {args.out}")
+    by_locagent = sum(1 for r in out_rows if r["gold_functions_locagent"])
+    print(f"{with_gold} of {len(out_rows)} questions have gold functions ({by_locagent} by "
+          f"LocAgent's rules) -> {args.out}")  # fmt: skip
     for r in out_rows:
         print(f"  {r['id']}: {len(r['gold_functions'])} functions, {len(r['dropped'])} dropped,"
               f" fix {r['fix_subject']!r}")  # fmt: skip

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from retrieval_bench.cli.common import EXIT_OK, workspace
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.out_file import FORCE_HELP, out_file
+from retrieval_bench.out_file import FORCE_HELP, OutFile, out_file
 from retrieval_bench.store.run_folder import (
     CONFIG_FILE,
     QUERIES_FILE,
@@ -33,17 +33,7 @@ from retrieval_bench.store.stored_config import StoredConfig
 def cmd_fit_ltr(args: argparse.Namespace) -> int:
     from retrieval_bench.rank_fusion.ltr_fit import describe, fit_ltr, load_training, model_text
 
-    results = workspace(args).results_dir
-    run_dirs = []
-    for run_id in args.run_ids:
-        run_dir = Path(run_id) if Path(run_id).is_dir() else results / run_id
-        if not (run_dir / QUERIES_FILE).exists():
-            raise ConfigError(
-                f"fit-ltr: {run_id}: no stored run folder with queries.jsonl under {results}"
-            )
-        run_dirs.append(run_dir)
-    inputs = [found for run_dir in run_dirs for found in _run_inputs(run_dir)]
-    out = out_file(args.out, force=args.force, inputs=inputs)
+    run_dirs, out = stored_runs_and_out(args, "fit-ltr")
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     data = load_training(run_dirs, sources, args.split)
     data.query_features = args.query_features
@@ -52,30 +42,55 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
         model=args.model, cross_fit=args.cross_fit,
     )  # fmt: skip
     out.write_text(model_text(model))
+    return report_model(args, model.meta, describe(model))
+
+
+def report_model(args: argparse.Namespace, meta: Mapping[str, Any], summary: str) -> int:
+    """What a fitting command prints once its model file is written: the summary and
+    the file, or with ``--json`` the file and the model's metadata."""
     if args.json:
-        print(json.dumps({"model": args.out, **model.meta}))
+        print(json.dumps({"model": args.out, **meta}))
     else:
-        print(describe(model))
+        print(summary)
         print(f"wrote {args.out}")
     return EXIT_OK
 
 
+def stored_runs_and_out(args: argparse.Namespace, command: str) -> tuple[list[Path], OutFile]:
+    """The stored run folders ``args.run_ids`` name (an id in the workspace, or a
+    folder) and the checked ``--out`` file, which may be none of their inputs."""
+    results = workspace(args).results_dir
+    run_dirs = []
+    for run_id in args.run_ids:
+        run_dir = Path(run_id) if Path(run_id).is_dir() else results / run_id
+        if not (run_dir / QUERIES_FILE).exists():
+            raise ConfigError(
+                f"{command}: {run_id}: no stored run folder with queries.jsonl under {results}"
+            )
+        run_dirs.append(run_dir)
+    inputs = [found for run_dir in run_dirs for found in _run_inputs(run_dir)]
+    return run_dirs, out_file(args.out, force=args.force, inputs=inputs)
+
+
 def _run_inputs(run_dir: Path) -> list[tuple[Path, str]]:
-    """The files of a stored run that fit-ltr reads, each with its role in the
-    messages: ``config.json``, ``queries.jsonl``, the TREC runs and the questions
-    files of its datasets (an unreadable ``config.json`` is left to
-    :func:`~retrieval_bench.rank_fusion.ltr_fit.load_training` to report)."""
+    """The files of a stored run that fit-ltr and fit-functions read, each with its
+    role in the messages: ``config.json``, ``queries.jsonl``, the TREC runs, the
+    recorded artifacts and the questions and gold functions files of its datasets
+    (an unreadable ``config.json`` is left to the loader to report)."""
     run = run_dir.name
     found = [(run_dir / CONFIG_FILE, f"run {run}'s {CONFIG_FILE}"),
              (run_dir / QUERIES_FILE, f"run {run}'s {QUERIES_FILE}")]  # fmt: skip
     found += [(p, f"run {run}'s TREC run {p.relative_to(run_dir)}")
               for p in sorted((run_dir / "runs").glob("*/*.trec"))]  # fmt: skip
+    found += [(p, f"run {run}'s artifacts {p.relative_to(run_dir)}")
+              for p in sorted((run_dir / "artifacts").glob("*/*.jsonl"))]  # fmt: skip
     try:
         datasets = StoredConfig.from_saved(read_run_config(run_dir)).datasets
     except ResultsFileError:
         datasets = []
-    questions = [q for d in datasets if isinstance(q := d.get("questions"), str) and q]
-    found += [(Path(q), f"run {run}'s questions file") for q in questions]
+    for key, role in (("questions", "questions file"), ("gold_functions", "gold functions file")):
+        found += [(Path(p), f"run {run}'s {role}")
+                  for d in datasets if isinstance(p := d.get(key), str) and p]  # fmt: skip
     return found
 
 

@@ -99,7 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if subset == "all":
             for levels_table in format_level_tables(
                 table, result.stage_order, cfg.metrics.ks, cfg.table_k, cfg.metrics.levels,
-                f"{cfg.name} [{subset}]", fmt,
+                f"{cfg.name} [{subset}]", fmt, cfg.metrics.conventions, n,
             ):  # fmt: skip
                 print(levels_table)
     for stage, rows in result.sweeps.items():

@@ -186,7 +186,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             ks, names = stored.ks, stored.levels
             stages = [s for s in order if s in table and s != "answer"]
             heading = f"{run.name} [{args.subset}]"
-            levels = format_level_tables(table, stages, ks, k, names, heading, args.format)
+            levels = format_level_tables(
+                table, stages, ks, k, names, heading, args.format, stored.conventions, total
+            )
     answer_row = table.pop("answer", None) if not stored.is_eval else None
     shown = [s for s in order if s in table]
     paired = not stored.is_eval  # the paired columns, when the run stored them

@@ -31,6 +31,10 @@ class Fusion(Stage):
     """The harness sets :attr:`queries` (question id → text) before :meth:`fuse`
     (the ``ltr`` fusion's question features)."""
     queries: Mapping[str, str]
+    needs_corpus: ClassVar[bool] = False
+    """The harness sets :attr:`corpus` (the dataset's chunked snapshot) before
+    :meth:`fuse` (the ``function-ranker`` fusion reads the candidate files' text)."""
+    corpus: Corpus
     lifts_inputs: ClassVar[bool] = True
     """When one input ranks files, the harness lifts every input to files first
     (docs/stages.md#external); a fusion that reads chunk order itself says False."""

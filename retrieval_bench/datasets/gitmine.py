@@ -158,13 +158,15 @@ def mine_examples(
         seen_titles.add(title.lower())
         position = len(result.examples) + 1
         functions: tuple[str, ...] = ()
+        locagent: tuple[str, ...] | None = None
         if options.gold_functions:
-            functions = commit_functions(repo, commit.sha, commit.parents, gold)
+            functions, locagent = commit_functions(repo, commit.sha, commit.parents, gold)
         example = Example(
             id=f"{prefix}{commit.sha[:10]}",
             query=query,
             gold_files=tuple(gold),
             gold_functions=functions,
+            gold_functions_locagent=locagent,
             split="test"
             if options.test_every > 0 and position % options.test_every == 0
             else "dev",
@@ -176,18 +178,21 @@ def mine_examples(
 
 def commit_functions(
     repo: Path, sha: str, parents: Sequence[str], gold: Iterable[str]
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Gold functions of commit ``sha``'s change to its ``gold`` files (Python files
-    only), derived on its first parent's files (docs/metrics.md#function-and-module-level)."""
+    only), derived on its first parent's files by this project's rules and by
+    LocAgent's (docs/metrics.md#conventions)."""
     from retrieval_bench.datasets.gold_functions import at_commit, gold_entities
+    from retrieval_bench.datasets.gold_locagent import locagent_entities
 
     py = [p for p in gold if p.endswith(".py")]
     if not py or not parents:
-        return ()
+        return (), ()
     parent = parents[0]
     cmd = ["git", "-C", str(repo), "diff", "-M", parent, sha, "--", *py]
     diff = subprocess.run(cmd, capture_output=True, check=True).stdout.decode("utf-8", "replace")
-    return tuple(gold_entities(diff, at_commit(repo, parent)))
+    base = at_commit(repo, parent)
+    return tuple(gold_entities(diff, base)), tuple(locagent_entities(diff, base))
 
 
 def _drop_reason(commit: Commit, options: MineOptions) -> str | None:

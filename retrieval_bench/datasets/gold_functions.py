@@ -31,15 +31,21 @@ definitions tree-sitter recovers around the error.
 
 from __future__ import annotations
 
+import functools
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from unidiff import PatchedFile, PatchSet
 
+from retrieval_bench.datasets.hunk_positions import LocatedHunk, locate_hunks
 from retrieval_bench.errors import DatasetError
 from retrieval_bench.types import module_of
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Query
 
 DEFINITIONS = ("function_definition", "class_definition")
 
@@ -56,35 +62,50 @@ class Definition:
     """``name`` cut after its first function (the gold entity it stands for)."""
 
 
+@functools.cache
+def _parser_and_query() -> tuple[Parser, Query]:
+    """One tree-sitter parser and the query matching every ``def`` and ``class``."""
+    import tree_sitter_python
+    from tree_sitter import Language, Parser, Query
+
+    language = Language(tree_sitter_python.language())
+    return Parser(language), Query(language, "(function_definition) @d (class_definition) @d")
+
+
+def _name(node: Node) -> str:
+    name_node = node.child_by_field_name("name")
+    raw = name_node.text if name_node is not None else None
+    return raw.decode("utf-8", "replace") if raw else "?"
+
+
 def definitions(source: str) -> list[Definition]:
     """Every ``def``/``class`` of a Python source with its chain of enclosing names,
-    outermost first (tree-sitter)."""
-    import tree_sitter_python
-    from tree_sitter import Language, Node, Parser
+    outermost first (tree-sitter; the query finds the definitions in C, and each
+    names itself by walking up its parents)."""
+    from tree_sitter import QueryCursor
 
-    parser = Parser(Language(tree_sitter_python.language()))
+    parser, query = _parser_and_query()
     tree = parser.parse(source.encode("utf-8", "surrogatepass"))
+    nodes = QueryCursor(query).captures(tree.root_node).get("d", [])
+    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
     out: list[Definition] = []
-
-    def visit(node: Node, chain: tuple[str, ...], entity: str | None = None) -> None:
-        for child in node.children:
-            target, span = child, child
-            if child.type == "decorated_definition":
-                target = child.child_by_field_name("definition") or child
-            if target.type in DEFINITIONS:
-                name_node = target.child_by_field_name("name")
-                raw = name_node.text if name_node is not None else None
-                inner = (*chain, raw.decode("utf-8", "replace") if raw else "?")
-                first, last = span.start_point[0] + 1, span.end_point[0] + 1
-                name = ".".join(inner)
-                mine = entity or name  # below a function: that function's entity
-                out.append(Definition(name, first, last, mine))
-                fixed = mine if (entity or target.type == "function_definition") else None
-                visit(target, inner, fixed)
-            else:
-                visit(child, chain, entity)
-
-    visit(tree.root_node, ())
+    for node in nodes:
+        chain: list[tuple[str, str]] = []  # (type, name), innermost first
+        up: Node | None = node
+        while up is not None:
+            if up.type in DEFINITIONS:
+                chain.append((up.type, _name(up)))
+            up = up.parent
+        chain.reverse()
+        names = [name for _, name in chain]
+        first_function = next(
+            (i for i, (kind, _) in enumerate(chain) if kind == "function_definition"), None
+        )
+        cut = len(names) if first_function is None else first_function + 1
+        parent = node.parent
+        span = parent if parent is not None and parent.type == "decorated_definition" else node
+        first, last = span.start_point[0] + 1, span.end_point[0] + 1
+        out.append(Definition(".".join(names), first, last, ".".join(names[:cut])))
     return out
 
 
@@ -94,49 +115,96 @@ def innermost(defs: Iterable[Definition], line: int) -> Definition | None:
     return min(holding, key=lambda d: (d.end - d.start, -d.start), default=None)
 
 
-def _patched(base: str, pf: PatchedFile) -> str:
-    """The text of one file after its hunks."""
+def patched_text(
+    base: str, pf: PatchedFile, located: Sequence[LocatedHunk]
+) -> tuple[str, list[int]]:
+    """The text of one file after its hunks, each applied where it was located, and
+    the 1-based line numbers its added lines have there."""
     src = base.splitlines(keepends=True)
     out: list[str] = []
+    added: list[int] = []
     pos = 0  # next base line to copy, 0-based
-    for hunk in pf:
-        start = hunk.source_start - 1 if hunk.source_length else hunk.source_start
-        out += src[pos:start]
-        out += [ln.value for ln in hunk if not ln.is_removed]
-        pos = start + hunk.source_length
-    return "".join(out + src[pos:])
+    for hunk, place in zip(pf, located, strict=True):
+        out += src[pos : place.start]
+        for ln in hunk:
+            if ln.is_added:
+                added.append(len(out) + 1)
+            if ln.is_added or ln.is_context:  # not a removed line, nor "\ No newline…"
+                out.append(ln.value)
+        pos = place.start + hunk.source_length
+    return "".join(out + src[pos:]), added
 
 
-def gold_entities(patch: str, base_source: Callable[[str], str | None]) -> list[str]:
-    """The gold functions of ``patch`` (module doc), sorted (their modules:
-    :func:`modules_of`); ``base_source(path)`` gives a file's base text (None: not in
-    the base)."""
+@dataclass(frozen=True)
+class FileChange:
+    """One Python file's change, its hunks located in the base text."""
+
+    path: str
+    base: str
+    removed: list[int]
+    """1-based base line numbers of the removed lines."""
+    patched: str
+    added: list[int]
+    """1-based line numbers of the added lines in ``patched``."""
+    removed_text: list[str]
+    added_text: list[str]
+
+
+def read_patch(patch: str) -> PatchSet:
+    """``patch`` parsed by unidiff; a :class:`DatasetError` when it is no unified diff."""
     try:
-        parsed = PatchSet(patch)
+        return PatchSet(patch)
     except Exception as exc:  # noqa: BLE001 - unidiff raises its own error types
         raise DatasetError(f"the patch cannot be read as a unified diff: {exc}") from None
-    functions: set[str] = set()
-    for pf in parsed:
+
+
+def file_changes(patch: str, base_source: Callable[[str], str | None]) -> list[FileChange]:
+    """The Python files ``patch`` modifies that the base has, each with its hunks
+    located by context (:mod:`~retrieval_bench.datasets.hunk_positions`); raise
+    :class:`~retrieval_bench.errors.DatasetError` for a patch that is no unified diff
+    and :class:`~retrieval_bench.datasets.hunk_positions.HunkError` for a hunk that
+    does not apply."""
+    out: list[FileChange] = []
+    for pf in read_patch(patch):
         path = pf.source_file.removeprefix("a/")
         if pf.is_added_file or not path.endswith(".py"):
             continue
         source = base_source(path)
         if source is None:
             continue
-        base_defs = definitions(source)
-        found = [innermost(base_defs, ln.source_line_no) for h in pf for ln in h if ln.is_removed]
-        added = [ln.target_line_no for h in pf for ln in h if ln.is_added]
+        located = locate_hunks(source, pf, path)
+        removed, removed_text = [], []
+        for hunk, place in zip(pf, located, strict=True):
+            for ln in hunk:
+                if ln.is_removed:
+                    removed.append(ln.source_line_no + place.offset)
+                    removed_text.append(ln.value)
+        text, added = patched_text(source, pf, located)
+        added_text = [ln.value for h in pf for ln in h if ln.is_added]
+        out.append(FileChange(path, source, removed, text, added, removed_text, added_text))
+    return out
+
+
+def gold_entities(patch: str, base_source: Callable[[str], str | None]) -> list[str]:
+    """The gold functions of ``patch`` (module doc), sorted (their modules:
+    :func:`modules_of`); ``base_source(path)`` gives a file's base text (None: not in
+    the base). Hunks are located by their context (a hunk that does not apply is a
+    :class:`~retrieval_bench.datasets.hunk_positions.HunkError`)."""
+    functions: set[str] = set()
+    for change in file_changes(patch, base_source):
+        base_defs = definitions(change.base)
+        found = [innermost(base_defs, line) for line in change.removed]
         entity_of = {d.name: d.entity for d in base_defs}
         entities = {d.entity for d in found if d is not None}
-        if added:
-            target_defs = definitions(_patched(source, pf))
-            for d in (innermost(target_defs, ln) for ln in added):
+        if change.added:
+            target_defs = definitions(change.patched)
+            for d in (innermost(target_defs, ln) for ln in change.added):
                 chain = d.name.split(".") if d is not None else []
                 while chain and ".".join(chain) not in entity_of:
                     chain.pop()  # created by the patch: its nearest enclosing base definition
                 if chain:
                     entities.add(entity_of[".".join(chain)])
-        functions.update(f"{path}:{name}" for name in entities)
+        functions.update(f"{change.path}:{name}" for name in entities)
     return sorted(functions)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from retrieval_bench.types import Example, Span
 
 CORE_KEYS = (
     "id", "query", "gold_files", "gold_spans", "reference_answer", "split", "gold_functions",
+    "gold_functions_locagent",
 )  # fmt: skip
 
 
@@ -158,23 +159,29 @@ def example_from_row(row: Any) -> Example:
         split=optional["split"],
         meta=meta,
         gold_functions=parse_entities(row.get("gold_functions"), qid),
+        gold_functions_locagent=derived_entities(row, qid),
     )
 
 
-def parse_entities(value: Any, qid: str) -> tuple[str, ...]:
+def derived_entities(row: Mapping[str, Any], qid: str) -> tuple[str, ...] | None:
+    """``gold_functions_locagent`` of a row: None when absent (not derived), else its
+    entities (an empty list: derived, none found)."""
+    key = "gold_functions_locagent"
+    return None if row.get(key) is None else parse_entities(row[key], qid, key)
+
+
+def parse_entities(value: Any, qid: str, key: str = "gold_functions") -> tuple[str, ...]:
     """``gold_functions``: a list of ``path:Qualified.name`` strings (None: none), the
     path inside the repository (:func:`~retrieval_bench.identifiers.entity_problem`)."""
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise RowProblem(
-            f"id {qid!r}: 'gold_functions' must be a list of 'path:Qualified.name' strings"
-        )
+        raise RowProblem(f"id {qid!r}: {key!r} must be a list of 'path:Qualified.name' strings")
     entities = [f"{normalize_path(v.rpartition(':')[0])}:{v.rpartition(':')[2]}" for v in value]
     for raw, entity in zip(value, entities, strict=True):
         problem = entity_problem(entity if ":" in raw else raw)
         if problem is not None:
-            raise RowProblem(f"id {qid!r}: gold_functions: {problem}")
+            raise RowProblem(f"id {qid!r}: {key}: {problem}")
     return tuple(dict.fromkeys(entities))
 
 
@@ -238,6 +245,8 @@ def example_to_row(example: Example) -> dict[str, Any]:
         row["split"] = example.split
     if example.gold_functions:
         row["gold_functions"] = list(example.gold_functions)
+    if example.gold_functions_locagent is not None:
+        row["gold_functions_locagent"] = list(example.gold_functions_locagent)
     for key, value in example.meta.items():
         row.setdefault(key, value)
     return row
@@ -339,19 +348,24 @@ def missing_gold_reasons(
 
 
 def merge_gold_functions(examples: list[Example], path: Path) -> list[Example]:
-    """``examples`` with the ``gold_functions`` of the rows of ``path`` (``{id,
-    gold_functions}`` JSONL) for those that carry none themselves."""
-    found: dict[str, tuple[str, ...]] = {}
+    """``examples`` with the ``gold_functions`` (and ``gold_functions_locagent``) of the
+    rows of ``path`` (``{id, gold_functions, gold_functions_locagent?}`` JSONL) for
+    those that carry none themselves."""
+    found: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {}
     for number, row in jsonl_rows(read_text_file(path, "gold functions file")):
         if isinstance(row, json.JSONDecodeError) or not isinstance(row, dict):
             raise DatasetError(f"gold functions file {path}: line {number} is not a JSON object")
+        qid = str(row.get("id"))
         try:
-            found[str(row.get("id"))] = parse_entities(
-                row.get("gold_functions"), str(row.get("id"))
-            )
+            found[qid] = parse_entities(row.get("gold_functions"), qid), derived_entities(row, qid)
         except RowProblem as exc:
             raise DatasetError(f"gold functions file {path}: line {number}: {exc}") from None
-    return [
-        replace(e, gold_functions=found[e.id]) if not e.gold_functions and e.id in found else e
-        for e in examples
-    ]
+    out = []
+    for e in examples:
+        own, locagent = found.get(e.id, ((), None))
+        if not e.gold_functions and own:
+            e = replace(e, gold_functions=own)
+        if e.gold_functions_locagent is None and locagent is not None:
+            e = replace(e, gold_functions_locagent=locagent)
+        out.append(e)
+    return out

@@ -4,7 +4,9 @@ A row has ``instance_id, repo, base_commit, problem_statement, patch``. The
 question is the problem statement; the gold files are the files the patch
 *modifies* in the base commit: added and deleted files are left out, a renamed
 file counts under its old path (the path that exists at ``base_commit``). Gold
-spans are the old-file line ranges of the hunk headers (``@@ -start,len``).
+spans are the old-file line ranges of the hunks: where their context lines sit
+in the base file when the base files can be read (``--repo``; a hunk that does
+not apply fails its row), else the hunk headers' (``@@ -start,len``).
 Rows with a missing, non-string or empty field, a patch that is not a unified
 diff, or a patch that modifies no existing file become :class:`RowError` s,
 each saying which; the other rows import.
@@ -202,6 +204,40 @@ def gold_from_patch(
     return tuple(files), tuple(spans)
 
 
+def located_spans(
+    patch: str, base_source: Callable[[str], str | None], gold_files: Iterable[str]
+) -> tuple[Span, ...]:
+    """The old-file spans of the hunks of the ``gold_files``, each hunk located by its
+    context in the base file (docs/datasets.md#hunk-positions); a file the base does
+    not have keeps its headers' positions. Raise
+    :class:`~retrieval_bench.datasets.hunk_positions.HunkError` for a hunk that does
+    not apply."""
+    from retrieval_bench.datasets.gold_functions import read_patch
+    from retrieval_bench.datasets.hunk_positions import locate_hunks
+
+    wanted = set(gold_files)
+    spans: list[Span] = []
+    for pf in read_patch(patch):
+        path = _marker_path(pf.source_file, "a/")
+        if path not in wanted or pf.is_added_file or pf.is_removed_file:
+            continue
+        text = base_source(path)
+        if text is None:
+            spans.extend(
+                Hunk(h.source_start, h.source_length, h.target_start, h.target_length).old_span(
+                    path
+                )
+                for h in pf
+            )
+            continue
+        for hunk, place in zip(pf, locate_hunks(text, pf, path), strict=True):
+            if hunk.source_length:
+                spans.append(Span(path, place.start + 1, place.start + hunk.source_length))
+            else:  # a pure insertion: the line it follows
+                spans.append(Span(path, max(place.start, 1), max(place.start, 1)))
+    return tuple(spans)
+
+
 def _field_problems(row: dict[str, Any]) -> list[str]:
     """What is wrong with the required fields, each said as it is: missing, not a
     string (``patch is not a string (got int)``) or empty."""
@@ -258,11 +294,22 @@ def example_from_swebench(
     repo, commit = row["repo"].strip(), row["base_commit"].strip()
     split = row.get("split")
     functions: tuple[str, ...] = ()
+    locagent: tuple[str, ...] | None = None
     if base_source is not None:
         from retrieval_bench.datasets.gold_functions import gold_entities
+        from retrieval_bench.datasets.gold_locagent import locagent_entities
 
-        found = gold_entities(row["patch"], lambda path: base_source(repo, commit, path))
+        def base(path: str) -> str | None:
+            return base_source(repo, commit, path)
+
+        try:
+            gold_spans = located_spans(row["patch"], base, gold_files)
+            found = gold_entities(row["patch"], base)
+            by_locagent = locagent_entities(row["patch"], base)
+        except DatasetError as exc:
+            raise ValueError(f"instance {row['instance_id']!r}: {exc}") from None
         functions = tuple(f for f in found if f.rpartition(":")[0] in gold_files)
+        locagent = tuple(f for f in by_locagent if f.rpartition(":")[0] in gold_files)
     return Example(
         id=row["instance_id"].strip(),
         query=row["problem_statement"],
@@ -271,6 +318,7 @@ def example_from_swebench(
         split=split if isinstance(split, str) else None,
         meta={"repo": repo, "commit": commit},  # the state asked about (commit_is: state)
         gold_functions=functions,
+        gold_functions_locagent=locagent,
     )
 
 

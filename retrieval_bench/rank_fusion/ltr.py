@@ -29,8 +29,6 @@ the stage reports how many questions each kind scored
 
 from __future__ import annotations
 
-import json
-import stat
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -47,6 +45,7 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.lambdamart import KIND as LAMBDARANK
 from retrieval_bench.rank_fusion.lambdamart import LambdaMARTModel
 from retrieval_bench.rank_fusion.ltr_features import feature_names, file_features, lift_to_files
+from retrieval_bench.rank_fusion.model_files import check_sources, file_key, read_model_json
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]
@@ -188,33 +187,14 @@ class LTRModel:
         once while it is unchanged (same size and modification time), since a run
         builds the fusion once per snapshot and parsing the file and its LightGBM
         boosters took longer than scoring a question."""
-        try:
-            st = Path(path).stat()
-        except FileNotFoundError:
-            raise ConfigError(
-                f"ltr: model file {path} not found (write one with rbench fit-ltr)"
-            ) from None
-        except OSError as exc:
-            why = exc.strerror or exc
-            raise ConfigError(f"ltr: cannot read model file {path}: {why}") from None
-        if stat.S_ISDIR(st.st_mode):
-            raise ConfigError(f"ltr: model file {path} is a folder, not a file")
-        return _load_model(str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+        return _load_model(*file_key(path, "ltr", "fit-ltr"))
 
 
 @lru_cache(maxsize=8)
 def _load_model(path: str, mtime_ns: int, size: int) -> LTRModel:
     """:meth:`LTRModel.load` of ``path`` as it is at ``mtime_ns``/``size`` (the key);
     every problem is a one-line :class:`ConfigError` naming the file."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"ltr: model file {path} is not UTF-8 text (not a model file "
-                          "written by rbench fit-ltr)") from None  # fmt: skip
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"ltr: model file {path} is not JSON ({exc})") from None
-    except OSError as exc:
-        raise ConfigError(f"ltr: cannot read model file {path}: {exc.strerror or exc}") from None
+    data = read_model_json(path, "ltr", "fit-ltr")
     return LTRModel.from_dict(data, path)
 
 
@@ -294,16 +274,7 @@ class LTRFusion(Fusion):
         if not isinstance(path, str | Path):
             raise ConfigError("ltr: model_file is required (a file written by rbench fit-ltr)")
         model = LTRModel.load(path)
-        inputs = params.get("inputs")
-        if inputs is None:
-            return
-        missing = [s for s in model.sources if s not in inputs]
-        if missing:
-            raise ConfigError(
-                f"ltr: model file {path} was fitted on stages {model.sources}, but {missing} "
-                f"{'is' if len(missing) == 1 else 'are'} not among this stage's inputs "
-                f"{list(inputs)} (add them, with the parameters they had, or re-fit)"
-            )
+        check_sources("ltr", path, model.sources, params.get("inputs"))
 
     def fuse(self, runs: Sequence[Run], k: int) -> Run:
         names = {run.name for run in runs}

@@ -148,6 +148,13 @@ class StoredConfig:
         value = self.metrics.get("levels")
         return [str(v) for v in value] if isinstance(value, list) else list(_METRICS.levels)
 
+    @property
+    def conventions(self) -> str:
+        """``metrics.conventions``; a run stored before the key was scored by this
+        project's own rules (``rbench``), whatever today's default is."""
+        value = self.metrics.get("conventions")
+        return str(value) if isinstance(value, str) else "rbench"
+
     # ---------------------------------------------------------------- the table
 
     @property

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from retrieval_bench.harness.compare.paired import decode
-from retrieval_bench.harness.run.level_tables import level_views, unmapped_note
+from retrieval_bench.harness.run.level_tables import level_scope, level_views, unmapped_note
 from retrieval_bench.harness.run.report import (
     paired_cells,
     paired_header,
@@ -87,7 +87,8 @@ def _level_tables(config: StoredConfig, tbl: Table, stages: Sequence[str], k: in
                 for s in stages if any(c in tbl[s] for c in cols)]  # fmt: skip
         out += [
             f"<h2>{level.capitalize()}-level metrics</h2>",
-            f"<p class='hint'>Queries with gold functions only: each stage's {level}s "
+            f"<p class='hint'>{esc(level_scope(shown, config.conventions))} only: each "
+            f"stage's {level}s "
             f"ranked by their best chunk; Acc at every cut-off, R and nDCG at {k}, MRR (as "
             "<code>rbench run</code> prints them).</p>",
             table(["stage", *cols], rows, cls="num", id=f"{level}-level"),

@@ -118,8 +118,9 @@ def test_show_prints_the_module_and_function_tables(
     runs: Runs, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = _show(runs, capsys, runs.with_functions)
-    module_title = "fn [all] module level (queries with gold functions, k=5)"
-    function_title = "fn [all] function level (queries with gold functions, k=5)"
+    scope = "LocAgent conventions; 3 of 3 queries with gold functions"  # the default rules
+    module_title = f"fn [all] module level ({scope}, k=5)"
+    function_title = f"fn [all] function level ({scope}, k=5)"
     assert module_title in out and function_title in out, out
     assert out.index("fn [all] run ") < out.index(module_title) < out.index(function_title)
     header = _row(out, function_title, "stage")

@@ -14,9 +14,17 @@ from typing import Any
 
 from retrieval_bench.dataset_spec import MetricsSpec
 from retrieval_bench.harness.run.report import format_table, level_columns
+from retrieval_bench.metrics.retrieval.conventions import LABELS, SCORED
 from retrieval_bench.metrics.retrieval.scoring import UNMAPPED
 
-__all__ = ["ENTITY_LEVELS", "format_level_tables", "level_views", "stored_levels", "unmapped_note"]
+__all__ = [
+    "ENTITY_LEVELS",
+    "format_level_tables",
+    "level_scope",
+    "level_views",
+    "stored_levels",
+    "unmapped_note",
+]
 
 ENTITY_LEVELS = ("module", "function")
 """The levels beside files, in the order their tables are shown."""
@@ -52,6 +60,18 @@ def stored_levels(config: Mapping[str, Any]) -> tuple[list[int], list[str]]:
     )
 
 
+def level_scope(table: Table, conventions: str, questions: int | None = None) -> str:
+    """What a level table averages over, for its title: the conventions and how many
+    queries have gold functions under them (``has_gold_functions``'s mean times
+    ``questions``, when both are known), e.g. ``LocAgent conventions; 21 of 22
+    queries with gold functions``."""
+    label = LABELS.get(conventions, conventions)
+    share = max((row.get(SCORED, float("nan")) for row in table.values()), default=float("nan"))
+    if questions is None or share != share:  # unknown, or a run stored before the measure
+        return f"{label}; queries with gold functions"
+    return f"{label}; {round(share * questions)} of {questions} queries with gold functions"
+
+
 def format_level_tables(
     table: Table,
     stage_order: Sequence[str],
@@ -60,15 +80,18 @@ def format_level_tables(
     levels: Sequence[str],
     heading: str,
     fmt: str = "text",
+    conventions: str = "rbench",
+    questions: int | None = None,
 ) -> list[str]:
     """Each table of :func:`level_views` rendered by :func:`format_table` (``fmt``),
-    titled ``<heading> <level> level (queries with gold functions, k=<k>)`` after a
-    blank line: what ``rbench run`` prints below its stage table, and ``rbench
-    show`` below the stored one."""
+    titled ``<heading> <level> level (<conventions>; <n> of <questions> queries with
+    gold functions, k=<k>)`` after a blank line: what ``rbench run`` prints below its
+    stage table, and ``rbench show`` below the stored one."""
     out = []
     note = unmapped_note(table)
+    scope = level_scope(table, conventions, questions)
     for level, cols in level_views(table, ks, k, levels).items():
-        title = f"\n{heading} {level} level (queries with gold functions, k={k})"
+        title = f"\n{heading} {level} level ({scope}, k={k})"
         out.append(format_table(table, cols, stage_order, title, fmt))
         if note:
             out.append(f"\n{note}" if fmt == "markdown" else note)

@@ -82,7 +82,7 @@ def score_dataset(
     for stage in stages:
         metrics = evaluate_stage(
             stage.run, ds.examples, ds.corpus, ks=ks, budgets=budgets,
-            inputs=stage_inputs(stage, stages),
+            inputs=stage_inputs(stage, stages), conventions=cfg.metrics.conventions,
         )  # fmt: skip
         rows = {q: dict(m) for q, m in metrics.per_query.items()}
         lost = {q: by_k[cfg.table_k] for q, by_k in metrics.lost.items() if cfg.table_k in by_k}
@@ -107,7 +107,7 @@ def score_unrun(
         return {}
     scored = evaluate_stage(
         Run("unrun"), examples, Corpus(Path("."), []), ks=cfg.metrics.ks,
-        budgets=cfg.metrics.budgets,
+        budgets=cfg.metrics.budgets, conventions=cfg.metrics.conventions,
     )  # fmt: skip
     rows = {q: {**m, "lost": 0.0, "failed": 0.0} for q, m in scored.per_query.items()}
     return {stage: {q: dict(m) for q, m in rows.items()} for stage in stages}

@@ -275,6 +275,8 @@ def run_fusion(
         fusion = ctx.create(FUSIONS, node)
         if fusion.needs_queries:
             fusion.queries = {e.id: e.query for e in (*ctx.ds.examples, *ctx.ds.train_examples)}
+        if fusion.needs_corpus:
+            fusion.corpus = ctx.ds.corpus
         train = [train_runs[label] for label in node.inputs if label in train_runs]
         lift = node.level == "file" or any(has_file_ids(r.scores) for r in runs)
         if lift and fusion.lifts_inputs:

@@ -50,13 +50,21 @@ _BY_CONTENT_LIMIT = 100_000
 process: the snapshots of one repository share most files, and each is parsed once."""
 
 
-def _line_entities(corpus: Corpus, path: str) -> list[str | None]:
+_LINES: dict[tuple[str, bytes], tuple[str | None, ...]] = {}
+"""Per-line entities by (path, hash of the file's text), for the process: the same file
+in another snapshot (or corpus) is read once."""
+
+
+def _line_entities(corpus: Corpus, path: str) -> Sequence[str | None]:
     if not path.endswith(".py"):
-        return []
+        return ()
     text, sha = file_source(corpus, path)  # the text the code graph reads too, once
     if sha is None:  # not read by the walker's reader: its lines may not be the chunks'
-        return []
+        return ()
     key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    known = _LINES.get((path, key))
+    if known is not None:
+        return known
     defs = _BY_CONTENT.get(key)
     if defs is None:
         # outer definitions first, so an inner one overwrites their lines
@@ -68,9 +76,11 @@ def _line_entities(corpus: Corpus, path: str) -> list[str | None]:
     lines: list[str | None] = [None] * (text.count("\n") + 1)
     for name, start, end in defs:
         entity = f"{path}:{name}"
-        for i in range(start - 1, min(end, len(lines))):
-            lines[i] = entity
-    return lines
+        lines[start - 1 : min(end, len(lines))] = [entity] * (min(end, len(lines)) - start + 1)
+    if len(_LINES) >= _BY_CONTENT_LIMIT:
+        _LINES.clear()
+    found = _LINES[(path, key)] = tuple(lines)
+    return found
 
 
 def chunk_entities(chunk: Chunk, corpus: Corpus) -> tuple[str, ...]:
@@ -116,13 +126,15 @@ def module_ranking(functions: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(map(module_of, functions)))
 
 
-def unmapped_functions(example: Example, corpus: Corpus) -> list[str]:
-    """The gold functions of ``example`` that no chunk of ``corpus`` stands for: no
-    chunk stage can rank them (their file is missing or not Python, or the chunker
-    left their lines out); only a stage naming entities itself can."""
-    return [
-        g for g in example.gold_functions if g not in _file_entities(corpus, g.rpartition(":")[0])
-    ]
+def unmapped_functions(
+    example: Example, corpus: Corpus, gold: Sequence[str] | None = None
+) -> list[str]:
+    """The gold functions of ``example`` (or ``gold``, the ones a convention reads) that
+    no chunk of ``corpus`` stands for: no chunk stage can rank them (their file is
+    missing or not Python, or the chunker left their lines out); only a stage naming
+    entities itself can."""
+    wanted = example.gold_functions if gold is None else gold
+    return [g for g in wanted if g not in _file_entities(corpus, g.rpartition(":")[0])]
 
 
 def _file_entities(corpus: Corpus, path: str) -> frozenset[str]:

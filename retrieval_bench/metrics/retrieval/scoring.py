@@ -70,11 +70,8 @@ import numpy as np
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.measures import budget_label
-from retrieval_bench.metrics.retrieval.entities import (
-    entity_ranking,
-    module_ranking,
-    unmapped_functions,
-)
+from retrieval_bench.metrics.retrieval.conventions import Conventions
+from retrieval_bench.metrics.retrieval.entity_scores import UNMAPPED, entity_measures
 from retrieval_bench.metrics.retrieval.ranking import FloatArray, judge, ranking_metrics
 from retrieval_bench.metrics.retrieval.spans import line_prf, span_qrels
 from retrieval_bench.runs.file_ids import entity_of, file_path
@@ -82,6 +79,7 @@ from retrieval_bench.runs.lifting import ranked_files, ranked_ids
 from retrieval_bench.types import Chunk, Example, Run
 
 __all__ = [
+    "UNMAPPED",
     "StageMetrics",
     "budget_label",
     "evaluate_stage",
@@ -137,11 +135,6 @@ def set_prf(retrieved: Collection[str], gold: Collection[str]) -> tuple[float, f
     return p, r, f1_score(p, r)
 
 
-UNMAPPED = "function_unmapped"
-"""Per question with gold functions: 1 when one of them is a function no chunk of the
-corpus stands for (:func:`~retrieval_bench.metrics.retrieval.entities.unmapped_functions`),
-so no chunk stage can find it; the level tables say how many such questions there are."""
-
 _PATH = attrgetter("path")
 _TOKENS = attrgetter("n_tokens")
 
@@ -161,19 +154,6 @@ def _expanded(chunk_ids: Iterable[str], corpus: Corpus) -> list[str]:
         chunks = corpus.chunks_of(path) if path is not None else ()
         out.extend([c.id for c in chunks] if chunks else [cid])
     return out
-
-
-def _gold_functions(ex: Example) -> tuple[str, ...]:
-    return ex.gold_functions
-
-
-def _gold_modules(ex: Example) -> list[str]:
-    return list(
-        dict.fromkeys(
-            f"{p}:{n.split('.', 1)[0]}"
-            for p, _, n in (g.rpartition(":") for g in ex.gold_functions)
-        )
-    )
 
 
 def _budget_cuts(chunks: Sequence[Chunk], budgets: Sequence[int]) -> list[int]:
@@ -235,12 +215,15 @@ def evaluate_stage(
     budgets: Sequence[int] = (8000,),
     inputs: Sequence[Run] | None = None,
     stage: str | None = None,
+    conventions: Conventions = "rbench",
 ) -> StageMetrics:
     """Score one stage's ``run`` on ``examples`` (module docstring has the definitions).
 
     ``inputs`` are the runs that fed this stage (None: a retriever, fed by the
     whole corpus); they define ``Lost@k`` and :attr:`StageMetrics.lost`.
-    Pure: reads its inputs only.
+    ``conventions`` are the module and function levels' rules
+    (:mod:`~retrieval_bench.metrics.retrieval.conventions`; the harness passes the
+    config's). Pure: reads its inputs only.
     """
     _check_cutoffs(ks, budgets)
     ids = [ex.id for ex in examples]
@@ -339,18 +322,8 @@ def evaluate_stage(
         _collect(per_query, sums, counts, span_ids, span_arrays)
 
     # module and function level, only for examples with gold functions
-    entity_idx = [i for i, ex in enumerate(examples) if ex.gold_functions]
-    if entity_idx:
-        entity_ids = [ids[i] for i in entity_idx]
-        functions = [entity_ranking(rankings[i], corpus) for i in entity_idx]
-        for prefix, gold_of, lists in (
-            ("function_", _gold_functions, functions),
-            ("module_", _gold_modules, [module_ranking(f) for f in functions]),
-        ):
-            judged = judge(lists, [dict.fromkeys(gold_of(examples[i]), 1) for i in entity_idx])
-            _collect(per_query, sums, counts, entity_ids, ranking_metrics(judged, ks, prefix))
-        unmapped = [1.0 if unmapped_functions(examples[i], corpus) else 0.0 for i in entity_idx]
-        _collect(per_query, sums, counts, entity_ids, {UNMAPPED: np.array(unmapped)})
+    for group, arrays in entity_measures(examples, rankings, corpus, ks, conventions):
+        _collect(per_query, sums, counts, group, arrays)
 
     return StageMetrics(
         stage=stage or run.name,

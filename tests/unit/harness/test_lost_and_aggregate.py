@@ -29,7 +29,10 @@ EXAMPLES = [
 
 
 def _config(table_k: int) -> Any:
-    return SimpleNamespace(table_k=table_k, metrics=SimpleNamespace(ks=[1, table_k], budgets=[]))
+    return SimpleNamespace(
+        table_k=table_k,
+        metrics=SimpleNamespace(ks=[1, table_k], budgets=[], conventions="locagent"),
+    )
 
 
 def _dataset(examples: list[Example], corpus: Corpus = CORPUS) -> Any:
