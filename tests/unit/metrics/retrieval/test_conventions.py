@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.metrics.retrieval.conventions import SCORED, fold_init, min_accuracy
 from retrieval_bench.metrics.retrieval.scoring import evaluate_stage
@@ -79,3 +81,48 @@ def test_file_level_is_the_same_under_both() -> None:
     file_keys = [k for k in own if not k.startswith(("function_", "module_"))]
     assert {k: loc[k] for k in file_keys} == {k: own[k] for k in file_keys}
     assert own["Acc@1"] == 0.0  # files keep "all gold in the top k"
+
+
+def _derived(old: str, new: str) -> Example:
+    """The fixture file's change ``old`` → ``new`` as a question with both golds."""
+    from retrieval_bench.datasets.gold_functions import gold_entities
+    from retrieval_bench.datasets.gold_locagent import locagent_entities
+    from tests.unit.datasets.test_gold_locagent import BASE, edit, patch_to
+
+    patch, source = patch_to(edit(old, new)), {"m.py": BASE}.get
+    own, theirs = gold_entities(patch, source), locagent_entities(patch, source)
+    return Example(
+        "q", "?", ("m.py",), gold_functions=tuple(own), gold_functions_locagent=tuple(theirs)
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "ranked", "locagent", "rbench"),
+    [
+        # an import line inside f: LocAgent skips it (no gold: left out), ours names f
+        ("    y = x + 1\n", "    import os\n    y = x + 1\n", ["m.py:f"], None, 1.0),
+        # a comment line in C.m
+        ("        # a comment\n", "        # another comment\n", ["m.py:C.m"], None, 1.0),
+        # a decorator line above g
+        ("@cache\n", "@cache(2)\n", ["m.py:g"], None, 1.0),
+        # a class attribute of C
+        ("    limit = 3\n", "    limit = 4\n", ["m.py:C"], None, 1.0),
+        # a created method beside a changed one: ours {C, C.m}, LocAgent's {C.m}
+        (
+            "    def m(self):\n        # a comment\n        return self.n\n",
+            "    def added(self):\n        return 0\n\n    def m(self):\n        # a comment\n"
+            "        return self.n + 1\n",
+            ["m.py:C.m", "m.py:g"],
+            1.0,
+            0.0,
+        ),
+    ],
+)
+def test_each_derivation_rule_gives_different_numbers(
+    old: str, new: str, ranked: list[str], locagent: float | None, rbench: float
+) -> None:
+    """function Acc@1 of the same ranking under each convention's own gold (None: the
+    question has no gold function under LocAgent's rules and is left out)."""
+    ex = _derived(old, new)
+    assert scores(ex, ranked, "rbench")["function_Acc@1"] == rbench
+    assert scores(ex, ranked, "locagent").get("function_Acc@1") == locagent
