@@ -66,7 +66,9 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         print(f"wrote {count_noun(len(result.examples), 'example')} to {args.out}")
         if repos:
             with_fn = sum(1 for e in result.examples if e.gold_functions)
-            print(f"{with_fn} with gold functions (from --repo {', '.join(sorted(repos))})")
+            by_locagent = sum(1 for e in result.examples if e.gold_functions_locagent)
+            print(f"{with_fn} with gold functions, {by_locagent} by LocAgent's rules "
+                  f"(from --repo {', '.join(sorted(repos))})")  # fmt: skip
         return EXIT_OK
     if args.dataset_cmd == "mine":
         from retrieval_bench.datasets import gitmine

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from unidiff import PatchSet
 
+from retrieval_bench.cli import main
 from retrieval_bench.datasets.gold_functions import file_changes, gold_entities
 from retrieval_bench.datasets.gold_locagent import locagent_entities
 from retrieval_bench.datasets.hunk_positions import HunkError, locate_hunks
 from retrieval_bench.datasets.swebench import example_from_swebench
+from tests.unit.datasets.gitrepo import GitRepo, needs_git
 
 FILLER = [f"# filler {i}" for i in range(30)]
 BASE = "\n".join(
@@ -117,3 +122,31 @@ def test_no_newline_at_end_of_file_is_no_line_of_the_patched_file() -> None:
     assert change.patched == "def f(x):\n    return x\n"
     assert locagent_entities(patch, {"m.py": base}.get) == ["m.py:f"]
     assert gold_entities(patch, {"m.py": base}.get) == ["m.py:f"]
+
+
+@needs_git
+def test_import_swebench_with_repo_locates_hunks_and_fails_only_the_bad_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command end to end: an offset hunk names ``second`` under both rule sets;
+    a row whose hunk is not in the base file is a row error, the other row imports."""
+    repo = GitRepo(tmp_path / "r")
+    sha = repo.commit("base", {"m.py": BASE})
+    bad_patch = OFFSET_PATCH.replace("    b = a - 3", "    b = a - 7", 1)
+    rows = [
+        {"instance_id": "o__m-1", "repo": "o/m", "base_commit": sha,
+         "problem_statement": "second() is off", "patch": OFFSET_PATCH},
+        {"instance_id": "o__m-2", "repo": "o/m", "base_commit": sha,
+         "problem_statement": "second() is off again", "patch": bad_patch},
+    ]  # fmt: skip
+    src, out = tmp_path / "rows.jsonl", tmp_path / "q.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert (
+        main(["dataset", "import-swebench", str(src), str(out), "--repo", f"o/m={repo.path}"]) == 0
+    )
+    printed = capsys.readouterr()
+    assert "1 with gold functions, 1 by LocAgent's rules" in printed.out
+    assert "hunk 1 of m.py (@@ -5,4) does not apply" in printed.err
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["gold_functions"] == row["gold_functions_locagent"] == ["m.py:second"]
+    assert row["gold_spans"] == [{"path": "m.py", "start_line": 36, "end_line": 39}]
