@@ -44,10 +44,9 @@ from retrieval_bench.metrics.retrieval.conventions import (
     gold_functions,
     ranked_functions,
 )
-from retrieval_bench.rank_fusion.booster_text import BoosterTextError, check_booster
 from retrieval_bench.rank_fusion.function_features import default_scores, feature_names
 from retrieval_bench.rank_fusion.function_model import KIND, Fold, FunctionModel
-from retrieval_bench.rank_fusion.lambdamart import PARAMS, ROUNDS, fit_lambdamart
+from retrieval_bench.rank_fusion.lambdamart import PARAMS, ROUNDS, fit_readable
 from retrieval_bench.rank_fusion.ltr_fit import fold_of
 from retrieval_bench.store.run_folder import ResultsFileError, read_queries, read_run_config
 from retrieval_bench.store.stored_config import StoredConfig, stage_label
@@ -262,16 +261,7 @@ def _fit(data: FunctionTraining, qids: Sequence[str], rounds: int, seed: int) ->
     if not 0 < int(y.sum()) < len(y):
         raise ConfigError(f"{_CMD}: {len(y)} candidates of which {int(y.sum())} gold: "
                           "need both kinds to learn a ranking")  # fmt: skip
-    model = fit_lambdamart(x, y, sizes, seed=seed, rounds=rounds)
-    try:  # what the stage will check when it reads the file: fail here, not there
-        check_booster(model.text, x.shape[1])
-    except BoosterTextError as exc:
-        raise ConfigError(
-            f"{_CMD}: the model fitted on {len(y)} candidates of {len(sizes)} questions "
-            f"could not be read back ({exc}); with so few rows no tree splits "
-            f"(min_data_in_leaf {PARAMS['min_data_in_leaf']}): learn from more questions"
-        ) from None
-    return model
+    return fit_readable(x, y, sizes, _CMD, seed=seed, rounds=rounds)
 
 
 def ranking_scores(order: Sequence[str], gold: frozenset[str]) -> tuple[float, float]:

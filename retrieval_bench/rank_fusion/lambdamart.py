@@ -106,3 +106,29 @@ def fit_lambdamart(
     data = lightgbm.Dataset(x, label=y, group=list(groups), free_raw_data=False)
     booster = lightgbm.train(params, data, num_boost_round=rounds)
     return LambdaMARTModel(booster.model_to_string(), {**params, "num_boost_round": rounds})
+
+
+def fit_readable(
+    x: FloatArray,
+    y: FloatArray,
+    groups: Sequence[int],
+    command: str,
+    seed: int = 0,
+    rounds: int = ROUNDS,
+) -> LambdaMARTModel:
+    """:func:`fit_lambdamart`, then the check a stage makes when it reads the model
+    file (:func:`~retrieval_bench.rank_fusion.booster_text.check_booster`), so a
+    booster it would refuse — with too few rows no tree splits, and LightGBM writes an
+    empty leaf — fails the fitting ``command`` here, not a later run."""
+    from retrieval_bench.errors import ConfigError
+
+    model = fit_lambdamart(x, y, groups, seed=seed, rounds=rounds)
+    try:
+        check_booster(model.text, x.shape[1])
+    except BoosterTextError as exc:
+        raise ConfigError(
+            f"{command}: the model fitted on {len(y)} candidates of {len(groups)} questions "
+            f"could not be read back ({exc}); with so few rows no tree splits "
+            f"(min_data_in_leaf {PARAMS['min_data_in_leaf']}): learn from more questions"
+        ) from None
+    return model

@@ -75,11 +75,11 @@ def _fit(
 ) -> RankModel:
     x, y, sizes = rows
     if kind == "lambdarank":
-        from retrieval_bench.rank_fusion.lambdamart import fit_lambdamart
+        from retrieval_bench.rank_fusion.lambdamart import fit_readable
 
         if not 0 < int(y.sum()) < len(y):
             raise ConfigError(f"fit-ltr: {len(y)} candidate files of which {int(y.sum())} gold")
-        return fit_lambdamart(x, y, sizes, seed)
+        return fit_readable(x, y, sizes, "fit-ltr", seed)
     return fit_linear(x, y, C, seed)
 
 

@@ -129,3 +129,21 @@ def test_wrong_tree_sizes_and_a_cut_text(booster: str) -> None:
         check_booster(cut, N)
     with pytest.raises(BoosterTextError, match="no tree"):
         check_booster("tree\nversion=v4\n", N)
+
+
+def test_fitting_too_few_rows_fails_the_fit_command_not_a_later_run() -> None:
+    """With fewer rows than ``min_data_in_leaf`` no tree splits and LightGBM writes
+    empty leaves, which the model-file check refuses: the fit says so itself."""
+    from retrieval_bench.errors import ConfigError
+    from retrieval_bench.rank_fusion.lambdamart import fit_readable
+
+    x = np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.5], [0.2, 0.8]])
+    y = np.array([1.0, 0.0, 0.0, 1.0])
+    with pytest.raises(ConfigError, match=r"fit-ltr: the model fitted on 4 candidates of 2 "
+                                          r"questions could not be read back"):  # fmt: skip
+        fit_readable(x, y, [2, 2], "fit-ltr", rounds=5)
+    rng = np.random.default_rng(0)
+    many = rng.random((400, 2))
+    labels = (many[:, 0] > 0.5).astype(np.float64)
+    model = fit_readable(many, labels, [8] * 50, "fit-ltr", rounds=5)
+    assert model.predict(many).shape == (400,)
