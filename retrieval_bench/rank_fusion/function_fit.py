@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from retrieval_bench.datasets.jsonl import jsonl_rows
 from retrieval_bench.errors import ConfigError, RBenchError
 from retrieval_bench.identifiers import inside
 from retrieval_bench.metrics.retrieval.conventions import (
@@ -124,16 +125,12 @@ def _read_artifacts(path: Path, stage: str) -> dict[str, Any]:
     """Question id → its recorded artifact (questions the stage failed left out)."""
     out: dict[str, Any] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{_CMD}: cannot read {path}: {exc}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{_CMD}: {path}:{number}: not valid JSON ({exc.msg})") from None
+    for number, rec in jsonl_rows(text):
+        if isinstance(rec, json.JSONDecodeError):
+            raise ConfigError(f"{_CMD}: {path}:{number}: not valid JSON ({rec.msg})")
         art = rec.get("artifact") if isinstance(rec, dict) else None
         if art is None:
             continue

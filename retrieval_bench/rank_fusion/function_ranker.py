@@ -36,7 +36,7 @@ stage stores each question's candidate rows as its artifact
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -52,7 +52,7 @@ from retrieval_bench.rank_fusion.function_features import (
     query_rows,
 )
 from retrieval_bench.rank_fusion.function_model import KIND, FunctionModel
-from retrieval_bench.rank_fusion.model_files import check_sources
+from retrieval_bench.rank_fusion.model_files import check_sources, path_as_text
 from retrieval_bench.runs.file_ids import entity_id
 from retrieval_bench.runs.lifting import file_level_run
 from retrieval_bench.types import Run
@@ -86,10 +86,7 @@ class FunctionRanker(Fusion):
         k1: float = Field(default=1.2, ge=0)
         b: float = Field(default=0.75, ge=0, le=1)
 
-        @field_validator("model_file", mode="before")
-        @classmethod
-        def _path_as_text(cls, model_file: object) -> object:
-            return str(model_file) if isinstance(model_file, PurePath) else model_file
+        _path_as_text = field_validator("model_file", mode="before")(path_as_text)
 
     params: FunctionRanker.Params
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,12 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.rank_fusion.lambdamart import KIND as LAMBDARANK
 from retrieval_bench.rank_fusion.lambdamart import LambdaMARTModel
 from retrieval_bench.rank_fusion.ltr_features import feature_names, file_features, lift_to_files
-from retrieval_bench.rank_fusion.model_files import check_sources, file_key, read_model_json
+from retrieval_bench.rank_fusion.model_files import (
+    check_sources,
+    file_key,
+    path_as_text,
+    read_model_json,
+)
 from retrieval_bench.types import Run
 
 FloatArray = npt.NDArray[np.float64]
@@ -240,10 +245,7 @@ class LTRFusion(Fusion):
     class Params(StageParams):
         model_file: str
 
-        @field_validator("model_file", mode="before")
-        @classmethod
-        def _path_as_text(cls, model_file: object) -> object:
-            return str(model_file) if isinstance(model_file, PurePath) else model_file
+        _path_as_text = field_validator("model_file", mode="before")(path_as_text)
 
     params: LTRFusion.Params
 

@@ -8,10 +8,16 @@ from __future__ import annotations
 import json
 import stat
 from collections.abc import Collection, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from retrieval_bench.errors import ConfigError
+
+
+def path_as_text(model_file: object) -> object:
+    """A ``model_file`` parameter given as a path object, as text (the parameters'
+    ``mode="before"`` validator of ``ltr`` and ``function-ranker``)."""
+    return str(model_file) if isinstance(model_file, PurePath) else model_file
 
 
 def file_key(path: str | Path, kind: str, command: str) -> tuple[str, int, int]:
