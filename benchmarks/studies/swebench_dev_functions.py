@@ -6,7 +6,7 @@ The dev questions carry gold files but not the fix's patch. Each question id
 (subject ending ``(#N)``) or merge commit (``Merge pull request #N``) is found in
 ``$RBENCH_DATA_ROOT/repos/<repo>.bundle``, and its diff against its first parent
 is the patch. Entities are derived on that parent's files
-(:func:`retrieval_bench.datasets.gold_functions.gold_entities`) and kept only
+(:func:`retrieval_bench.datasets.gold_functions.entities_in`) and kept only
 when the question's own snapshot (the SWE-bench base commit) defines them:
 the PR may have branched from another commit than its parent here. Only the
 question's gold files count (SWE-bench's gold is the fix's non-test patch; the
@@ -37,10 +37,11 @@ from pathlib import Path
 from retrieval_bench.datasets.gold_functions import (
     at_commit,
     definitions,
-    gold_entities,
+    entities_in,
+    file_changes,
     modules_of,
 )
-from retrieval_bench.datasets.gold_locagent import locagent_entities, structure
+from retrieval_bench.datasets.gold_locagent import locagent_in, structure
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "data" / "swebench-lite-dev.functions.jsonl"
@@ -112,7 +113,8 @@ def main() -> None:
                 parent = git(repo, "rev-parse", f"{sha}^1").strip()
                 patch = git(repo, "diff", parent, sha, "--", "*.py")
 
-                functions = gold_entities(patch, at_commit(repo, parent))
+                changes = file_changes(patch, at_commit(repo, parent))  # one read per file
+                functions = entities_in(changes)
                 base = snapshot_files(data / row["snapshot"])
                 defined = {f"{p}:{d.name}" for p in {f.rpartition(":")[0] for f in functions}
                            if p in base for d in definitions(base[p])}  # fmt: skip
@@ -124,7 +126,7 @@ def main() -> None:
                 functions = [f for f in functions if f.rpartition(":")[0] in gold_files]
                 kept = [f for f in functions if f in defined]
                 by_locagent = [
-                    f for f in locagent_entities(patch, at_commit(repo, parent))
+                    f for f in locagent_in(changes)
                     if f.rpartition(":")[0] in gold_files and _locagent_has(base, f)
                 ]  # fmt: skip
                 result.update(gold_functions=kept, gold_modules=sorted(modules_of(kept)),

@@ -182,8 +182,8 @@ def commit_functions(
     """Gold functions of commit ``sha``'s change to its ``gold`` files (Python files
     only), derived on its first parent's files by this project's rules and by
     LocAgent's (docs/metrics.md#conventions)."""
-    from retrieval_bench.datasets.gold_functions import at_commit, gold_entities
-    from retrieval_bench.datasets.gold_locagent import locagent_entities
+    from retrieval_bench.datasets.gold_functions import at_commit, entities_in, file_changes
+    from retrieval_bench.datasets.gold_locagent import locagent_in
 
     py = [p for p in gold if p.endswith(".py")]
     if not py or not parents:
@@ -191,8 +191,8 @@ def commit_functions(
     parent = parents[0]
     cmd = ["git", "-C", str(repo), "diff", "-M", parent, sha, "--", *py]
     diff = subprocess.run(cmd, capture_output=True, check=True).stdout.decode("utf-8", "replace")
-    base = at_commit(repo, parent)
-    return tuple(gold_entities(diff, base)), tuple(locagent_entities(diff, base))
+    changes = file_changes(diff, at_commit(repo, parent))  # each parent file read once
+    return tuple(entities_in(changes)), tuple(locagent_in(changes))
 
 
 def _drop_reason(commit: Commit, options: MineOptions) -> str | None:

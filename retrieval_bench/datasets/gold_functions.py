@@ -190,8 +190,15 @@ def gold_entities(patch: str, base_source: Callable[[str], str | None]) -> list[
     :func:`modules_of`); ``base_source(path)`` gives a file's base text (None: not in
     the base). Hunks are located by their context (a hunk that does not apply is a
     :class:`~retrieval_bench.datasets.hunk_positions.HunkError`)."""
+    return entities_in(file_changes(patch, base_source))
+
+
+def entities_in(changes: Iterable[FileChange]) -> list[str]:
+    """The gold functions of located file changes (:func:`file_changes`), sorted: what
+    :func:`gold_entities` derives, for a caller that also derives LocAgent's from the
+    same changes."""
     functions: set[str] = set()
-    for change in file_changes(patch, base_source):
+    for change in changes:
         base_defs = definitions(change.base)
         found = [innermost(base_defs, line) for line in change.removed]
         entity_of = {d.name: d.entity for d in base_defs}

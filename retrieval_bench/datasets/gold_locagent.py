@@ -43,7 +43,7 @@ import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from retrieval_bench.datasets.gold_functions import file_changes
+from retrieval_bench.datasets.gold_functions import FileChange, file_changes
 
 Span = tuple[int, int]
 
@@ -125,8 +125,14 @@ def _counts(text: str) -> bool:
 def locagent_entities(patch: str, base_source: Callable[[str], str | None]) -> list[str]:
     """The gold functions of ``patch`` by LocAgent's rules (module doc), sorted;
     ``base_source(path)`` gives a file's base text (None: not in the base)."""
+    return locagent_in(file_changes(patch, base_source))
+
+
+def locagent_in(changes: Iterable[FileChange]) -> list[str]:
+    """LocAgent's gold functions of located file changes
+    (:func:`~retrieval_bench.datasets.gold_functions.file_changes`), sorted."""
     found: set[str] = set()
-    for change in file_changes(patch, base_source):
+    for change in changes:
         old, new = structure(change.base), structure(change.patched)
         if old is None or new is None:
             continue

@@ -14,6 +14,7 @@ each saying which; the other rows import.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -296,16 +297,17 @@ def example_from_swebench(
     functions: tuple[str, ...] = ()
     locagent: tuple[str, ...] | None = None
     if base_source is not None:
-        from retrieval_bench.datasets.gold_functions import gold_entities
-        from retrieval_bench.datasets.gold_locagent import locagent_entities
+        from retrieval_bench.datasets.gold_functions import entities_in, file_changes
+        from retrieval_bench.datasets.gold_locagent import locagent_in
 
-        def base(path: str) -> str | None:
+        @functools.cache
+        def base(path: str) -> str | None:  # each base file read once for spans and both golds
             return base_source(repo, commit, path)
 
         try:
             gold_spans = located_spans(row["patch"], base, gold_files)
-            found = gold_entities(row["patch"], base)
-            by_locagent = locagent_entities(row["patch"], base)
+            changes = file_changes(row["patch"], base)
+            found, by_locagent = entities_in(changes), locagent_in(changes)
         except DatasetError as exc:
             raise ValueError(f"instance {row['instance_id']!r}: {exc}") from None
         functions = tuple(f for f in found if f.rpartition(":")[0] in gold_files)
