@@ -233,6 +233,7 @@ def load_function_training(
         data.origins.append({
             "run": run_dir.name,
             "datasets": sorted(d for d in specs if d not in exclude_datasets),
+            "config": stored.name,
             "dataset_fingerprint": prov.get("dataset_fingerprint"),
             "config_fingerprint": prov.get("config_fingerprint"),
             "git_commit": prov.get("git_commit"),

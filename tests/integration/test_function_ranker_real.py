@@ -114,6 +114,12 @@ def test_record_fit_then_rank_functions(tmp_path: Path, workspace: Path, capsys:
     model = FunctionModel.load(model_file)
     assert {f.dataset for f in model.folds} == {"shop", "bank"}
     assert model.meta["training"]["stage_params"]["top_n"] == 3
+    # the file says how to rebuild it: the fitting command and the run's config
+    assert model.meta["training"]["command"] == (
+        f"rbench fit-functions {train_dir} --stage fr --cross-fit dataset --folds 5 "
+        f"--rounds 20 --seed 0 --conventions locagent --out {model_file}"
+    )
+    assert [r["config"] for r in model.meta["training"]["runs"]] == ["functions"]
 
     eval_dir = _run(tmp_path, workspace, {"model_file": str(model_file)})
     for ds in ("shop", "bank"):
