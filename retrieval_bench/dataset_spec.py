@@ -15,6 +15,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from retrieval_bench.files import check_include
 from retrieval_bench.identifiers import check_identifier
 
+Conventions = Literal["locagent", "rbench"]
+"""The rules of the module and function levels (docs/metrics.md#conventions)."""
+CONVENTIONS: tuple[Conventions, ...] = ("locagent", "rbench")
+DEFAULT_CONVENTIONS: Conventions = "locagent"
+STORED_DEFAULT: Conventions = "rbench"
+"""The conventions of a run stored before ``metrics.conventions`` existed."""
 Level = Literal["file", "module", "function"]
 LEVELS: tuple[Level, ...] = ("file", "module", "function")
 
@@ -70,7 +76,7 @@ class MetricsSpec(BaseModel):
     levels: list[Level] = Field(default_factory=lambda: list(LEVELS))
     """Levels the tables show; module and function measures exist for questions with
     gold functions (docs/metrics.md#function-and-module-level)."""
-    conventions: Literal["locagent", "rbench"] = "locagent"
+    conventions: Conventions = DEFAULT_CONVENTIONS
     """The rules of the module and function levels (docs/metrics.md#conventions):
     ``locagent`` (gold derived by LocAgent's rules, ``__init__`` folded into its class,
     Acc@k over min(|G|, k)) so numbers compare with published tables, or ``rbench``

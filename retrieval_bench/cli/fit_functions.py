@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from retrieval_bench.dataset_spec import CONVENTIONS, DEFAULT_CONVENTIONS
 from retrieval_bench.out_file import FORCE_HELP
 
 
@@ -81,8 +82,8 @@ def add_fit_functions_parser(sub: Any, positive_int: Callable[[str], int]) -> No
     f.add_argument("--seed", type=int, default=0, help="LightGBM's seed")
     f.add_argument(
         "--conventions",
-        choices=["locagent", "rbench"],
-        default="locagent",
+        choices=CONVENTIONS,
+        default=DEFAULT_CONVENTIONS,
         help="whose gold functions label the candidates (docs/metrics.md#conventions)",
     )
     f.add_argument("--json", action="store_true", help="print the training summary as JSON")

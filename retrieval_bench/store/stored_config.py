@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from retrieval_bench.config_defaults import CANDIDATES, TABLE_K
-from retrieval_bench.dataset_spec import MetricsSpec
+from retrieval_bench.dataset_spec import STORED_DEFAULT, MetricsSpec
 
 __all__ = ["STAGE_KINDS", "RunKind", "StoredConfig", "stage_label"]
 
@@ -153,7 +153,7 @@ class StoredConfig:
         """``metrics.conventions``; a run stored before the key was scored by this
         project's own rules (``rbench``), whatever today's default is."""
         value = self.metrics.get("conventions")
-        return str(value) if isinstance(value, str) else "rbench"
+        return str(value) if isinstance(value, str) else STORED_DEFAULT
 
     # ---------------------------------------------------------------- the table
 

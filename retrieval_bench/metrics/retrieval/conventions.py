@@ -25,18 +25,13 @@ The file level is the same under both.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
 
 import numpy as np
 
+from retrieval_bench.dataset_spec import Conventions
 from retrieval_bench.metrics.retrieval.ranking import FloatArray
 from retrieval_bench.types import Example, module_of
 
-Conventions = Literal["locagent", "rbench"]
-CONVENTIONS: tuple[Conventions, ...] = ("locagent", "rbench")
-DEFAULT_CONVENTIONS: Conventions = "locagent"
-STORED_DEFAULT: Conventions = "rbench"
-"""The conventions of a run stored before ``metrics.conventions`` existed."""
 LABELS = {"locagent": "LocAgent conventions", "rbench": "retrieval-bench conventions"}
 SCORED = "has_gold_functions"
 """Per question: 1 when it has gold functions under the run's conventions (it is
