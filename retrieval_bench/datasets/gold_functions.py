@@ -32,6 +32,7 @@ definitions tree-sitter recovers around the error.
 from __future__ import annotations
 
 import functools
+import hashlib
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -107,6 +108,29 @@ def definitions(source: str) -> list[Definition]:
         first, last = span.start_point[0] + 1, span.end_point[0] + 1
         out.append(Definition(".".join(names), first, last, ".".join(names[:cut])))
     return out
+
+
+_BY_CONTENT: dict[bytes, tuple[Definition, ...]] = {}
+_BY_CONTENT_LIMIT = 100_000
+
+
+def content_key(text: str) -> bytes:
+    """A 16-byte hash of a file's text: the key of the process's per-content caches."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def definitions_cached(text: str, key: bytes | None = None) -> tuple[Definition, ...]:
+    """:func:`definitions` of ``text``, parsed once per file content and process (``key``:
+    its :func:`content_key`, when the caller has it): the snapshots of one repository
+    share most files, and the function measures and the function ranker read the same
+    ones."""
+    key = content_key(text) if key is None else key
+    found = _BY_CONTENT.get(key)
+    if found is None:
+        if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
+            _BY_CONTENT.clear()
+        found = _BY_CONTENT[key] = tuple(definitions(text))
+    return found
 
 
 def innermost(defs: Iterable[Definition], line: int) -> Definition | None:

@@ -72,7 +72,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.datasets.gold_functions import Definition, definitions
+from retrieval_bench.datasets.gold_functions import Definition, definitions_cached
 from retrieval_bench.metrics.retrieval.entities import entity_ranking
 from retrieval_bench.rank_fusion.normsum import minmax
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
@@ -188,7 +188,7 @@ def read_candidates(path: str, text: str) -> list[Candidate]:
     """The candidates of one Python file's ``text`` (module doc), in source order."""
     lines = text.split("\n")
     groups: dict[str, list[Definition]] = {}
-    for d in definitions(text):
+    for d in definitions_cached(text):
         if (d.entity or d.name) == d.name:
             groups.setdefault(d.name, []).append(d)
     out = []

@@ -20,11 +20,10 @@ for the files a ranking reaches, once per file content and process.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.datasets.gold_functions import definitions
+from retrieval_bench.datasets.gold_functions import content_key, definitions_cached
 from retrieval_bench.retrieval.file_bm25 import file_source
 from retrieval_bench.runs.file_ids import entity_of
 from retrieval_bench.types import Chunk, Example, module_of
@@ -44,13 +43,8 @@ def line_entities(corpus: Corpus, path: str) -> Sequence[str | None]:
     return found
 
 
-_BY_CONTENT: dict[bytes, tuple[tuple[str, int, int], ...]] = {}
-_BY_CONTENT_LIMIT = 100_000
-"""Definitions (entity name, first line, last line) by a hash of the file's text, for the
-process: the snapshots of one repository share most files, and each is parsed once."""
-
-
 _LINES: dict[tuple[str, bytes], tuple[str | None, ...]] = {}
+_LINES_LIMIT = 100_000
 """Per-line entities by (path, hash of the file's text), for the process: the same file
 in another snapshot (or corpus) is read once."""
 
@@ -61,23 +55,18 @@ def _line_entities(corpus: Corpus, path: str) -> Sequence[str | None]:
     text, sha = file_source(corpus, path)  # the text the code graph reads too, once
     if sha is None:  # not read by the walker's reader: its lines may not be the chunks'
         return ()
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = content_key(text)
     known = _LINES.get((path, key))
     if known is not None:
         return known
-    defs = _BY_CONTENT.get(key)
-    if defs is None:
-        # outer definitions first, so an inner one overwrites their lines
-        ordered = sorted(definitions(text), key=lambda d: (d.start, -d.end))
-        defs = tuple((d.entity or d.name, d.start, d.end) for d in ordered)
-        if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
-            _BY_CONTENT.clear()
-        _BY_CONTENT[key] = defs
+    # outer definitions first, so an inner one overwrites their lines
+    ordered = sorted(definitions_cached(text, key), key=lambda d: (d.start, -d.end))
+    defs = [(d.entity or d.name, d.start, d.end) for d in ordered]
     lines: list[str | None] = [None] * (text.count("\n") + 1)
     for name, start, end in defs:
         entity = f"{path}:{name}"
         lines[start - 1 : min(end, len(lines))] = [entity] * (min(end, len(lines)) - start + 1)
-    if len(_LINES) >= _BY_CONTENT_LIMIT:
+    if len(_LINES) >= _LINES_LIMIT:
         _LINES.clear()
     found = _LINES[(path, key)] = tuple(lines)
     return found
