@@ -34,6 +34,11 @@ class Corpus:
     sources: dict[str, SourceFile] = field(default_factory=dict, repr=False)
     """What the chunking walk read, path → file (its text and sha256), when it kept
     it: the whole-file stages read a file from here instead of the tree. Not pickled."""
+    cache_dir: Path | None = None
+    """The workspace's folder of per-file caches, when the run has a workspace and its
+    caches are on: term counts (:attr:`terms_dir`) and definitions
+    (:attr:`definitions_dir`), read by the stages instead of tokenising or parsing a
+    file an earlier run met."""
 
     def __post_init__(self) -> None:
         self.by_id: dict[str, Chunk] = {c.id: c for c in self.chunks}
@@ -74,6 +79,16 @@ class Corpus:
         self.__dict__.update(state)
         self._derived = {}
         self._derived_lock = threading.Lock()
+
+    @property
+    def terms_dir(self) -> Path | None:
+        """The term-count cache's folder (:mod:`~retrieval_bench.retrieval.term_store`)."""
+        return None if self.cache_dir is None else self.cache_dir / "terms"
+
+    @property
+    def definitions_dir(self) -> Path | None:
+        """The definitions cache's folder (:mod:`~retrieval_bench.retrieval.definitions_cache`)."""
+        return None if self.cache_dir is None else self.cache_dir / "definitions"
 
     @property
     def paths(self) -> list[str]:

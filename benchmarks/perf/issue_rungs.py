@@ -41,7 +41,7 @@ from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.rank_fusion.ltr import LTRFusion
 from retrieval_bench.reranking.code_graph import CodeGraphReranker
-from retrieval_bench.retrieval import bm25_index
+from retrieval_bench.retrieval import token_memo
 from retrieval_bench.retrieval.bm25 import BM25Retriever
 from retrieval_bench.retrieval.exact import ExactRetriever
 from retrieval_bench.retrieval.file_bm25 import FileBM25Retriever
@@ -95,7 +95,7 @@ def corpus_of(tarball: Path, into: Path) -> Corpus:
 
 
 def time_rung(make: Any, corpus: Corpus, queries: dict[str, str]) -> tuple[float, float, Run]:
-    bm25_index._MEMOS.clear()  # cold tokenisation for every rung
+    token_memo._MEMOS.clear()  # cold tokenisation for every rung
     retriever: Retriever = make()
     t0 = time.perf_counter()
     retriever.index(corpus)

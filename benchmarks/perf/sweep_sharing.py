@@ -64,11 +64,11 @@ def _forget_process_memos() -> None:
     would: only the on-disk caches carry over (and only where a scenario shares them)."""
     from retrieval_bench import files
     from retrieval_bench.chunking import cache
-    from retrieval_bench.retrieval import bm25_index
+    from retrieval_bench.retrieval import token_memo
     from retrieval_bench.retrieval.rg_memo import RG_MEMO
 
     RG_MEMO.clear()
-    for memo in (bm25_index._MEMOS, files._VERDICTS, files._READ, cache._MEMO):
+    for memo in (token_memo._MEMOS, files._VERDICTS, files._READ, cache._MEMO):
         memo.clear()
 
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
 import bm25s
@@ -65,9 +66,10 @@ from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
-from retrieval_bench.retrieval.bm25_index import build_model, memo_for
+from retrieval_bench.retrieval.bm25_index import build_model
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer, DigitsMode
 from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, issue_bag
+from retrieval_bench.retrieval.token_memo import Documents, memo_for
 from retrieval_bench.types import Chunk, Run
 
 # bm25s sets its own logger to DEBUG at import; keep its build chatter out of our output.
@@ -204,7 +206,7 @@ class BM25Retriever(Retriever):
 
     def index(self, corpus: Corpus, codebase_index: object = None) -> None:
         """Tokenise every chunk and build the ``bm25s`` index (in memory); each distinct
-        text is tokenised once per process (:mod:`~retrieval_bench.retrieval.bm25_index`),
+        text is tokenised once per process (:mod:`~retrieval_bench.retrieval.token_memo`),
         and stages that index the same corpus with the same analyser and parameters
         share one index (:meth:`~retrieval_bench.corpus.Corpus.derived`): only their
         queries differ."""
@@ -233,13 +235,27 @@ class BM25Retriever(Retriever):
         self, corpus: Corpus
     ) -> tuple[list[str], dict[str, int], bm25s.BM25 | None, dict[str, list[int]]]:
         chunks = corpus.chunks
-        self.index_texts([c.id for c in chunks], [c.text for c in chunks], [c.path for c in chunks])
+        self.index_texts(
+            [c.id for c in chunks],
+            [c.text for c in chunks],
+            [c.path for c in chunks],
+            terms_cache=corpus.terms_dir,
+        )
         return self._chunk_ids, self._vocab, self._model, self._docs_of_path
 
-    def index_texts(self, doc_ids: list[str], texts: list[str], paths: list[str]) -> None:
+    def index_texts(
+        self,
+        doc_ids: list[str],
+        texts: list[str],
+        paths: list[str],
+        terms_cache: str | Path | None = None,
+    ) -> None:
         """Index documents given as text and file path (a chunk, or a whole file for
-        ``bm25-files``); the path's tokens are appended with ``include_path``."""
-        memo = memo_for(self.tokenizer)
+        ``bm25-files``); the path's tokens are appended with ``include_path``. The
+        term counts of each file's texts are read from the term-count cache in
+        ``terms_cache`` when an earlier index met them
+        (:mod:`~retrieval_bench.retrieval.term_store`)."""
+        memo = memo_for(self.tokenizer, terms_cache)
         if memo is None:
             tok = self.tokenizer
             docs = [
@@ -248,8 +264,7 @@ class BM25Retriever(Retriever):
             ]
             self.index_tokens(doc_ids, docs)
         else:
-            vocab, flat, lengths = memo.documents(texts, paths if self.include_path else None)
-            self._build(list(doc_ids), vocab, flat, lengths)
+            self._build(list(doc_ids), memo.documents(texts, paths, self.include_path))
         self._docs_of_path = {}
         for i, path in enumerate(paths):
             self._docs_of_path.setdefault(path, []).append(i)
@@ -266,15 +281,13 @@ class BM25Retriever(Retriever):
             dtype=np.int64,
             count=int(lengths.sum()),
         )
-        self._build(list(chunk_ids), vocab, flat, lengths)
+        self._build(list(chunk_ids), Documents.of_sequences(vocab, flat, lengths))
 
-    def _build(
-        self, chunk_ids: list[str], vocab: dict[str, int], flat: np.ndarray, lengths: np.ndarray
-    ) -> None:
-        if len(lengths) != len(chunk_ids):
-            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(lengths)} documents")
+    def _build(self, chunk_ids: list[str], documents: Documents) -> None:
+        if len(documents.lengths) != len(chunk_ids):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(documents.lengths)} documents")
         self._chunk_ids = chunk_ids
-        self._vocab = vocab
+        self._vocab = vocab = documents.vocab
         self._model = None
         self._docs_of_path, self._reader = {}, None
         if not vocab:  # empty corpus, or no chunk has a single token
@@ -287,7 +300,7 @@ class BM25Retriever(Retriever):
             idf_method=self.idf_method,
             dtype=self.dtype,
         )
-        self._model = build_model(model, flat, lengths, vocab)
+        self._model = build_model(model, documents)
 
     def scores(self, text: str) -> np.ndarray:
         """Scores of every indexed chunk for one query (zeros if no token is known)."""

@@ -181,7 +181,8 @@ class FileBM25Retriever(Retriever):
         self._paths = corpus.paths
         if self.doc == "file":
             texts = [file_text(corpus, p) for p in self._paths]
-            self.bm25.index_texts([file_id(p) for p in self._paths], texts, self._paths)
+            ids = [file_id(p) for p in self._paths]
+            self.bm25.index_texts(ids, texts, self._paths, terms_cache=corpus.terms_dir)
         else:
             self.bm25.index(corpus)
             self._path_of_doc = [c.path for c in corpus.chunks]

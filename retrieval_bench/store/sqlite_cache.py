@@ -31,12 +31,12 @@ class DamagedRowError(ValueError):
 
 
 class SQLiteCache:
-    """Base of a single-table SQLite cache; subclasses name it and give its schema."""
+    """Base of a SQLite cache; subclasses name it and give its schema."""
 
     what: ClassVar[str] = "cache"
     """How warnings name the cache (``embedding cache``)."""
     schema: ClassVar[str] = ""
-    """The ``CREATE TABLE IF NOT EXISTS`` statement of its table."""
+    """The ``CREATE TABLE IF NOT EXISTS`` statement(s) of its table(s), ``;``-separated."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -58,7 +58,7 @@ class SQLiteCache:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(self.schema)
+            conn.executescript(self.schema)
             conn.commit()
         except BaseException:
             conn.close()

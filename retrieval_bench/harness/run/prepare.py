@@ -181,7 +181,7 @@ def build_corpus(
         corpus = Corpus(
             snapshot.root, chunks, chunker.tokenizer_name, dict(report.skipped), sources
         )
-        return _nonempty(corpus, snapshot), None
+        return _with_caches(_nonempty(corpus, snapshot), ws), None
     from retrieval_bench.index.embed import default_embedder
     from retrieval_bench.index.store import CodebaseIndex
 
@@ -200,7 +200,13 @@ def build_corpus(
         index.update(snapshot.root, progress)
     else:
         index.build(snapshot.root, progress)
-    return _nonempty(index.corpus(snapshot.root), snapshot), index
+    return _with_caches(_nonempty(index.corpus(snapshot.root), snapshot), ws), index
+
+
+def _with_caches(corpus: Corpus, ws: Workspace) -> Corpus:
+    """``corpus`` with the workspace's per-file caches, when the caches are on."""
+    corpus.cache_dir = ws.cache_dir if chunk_cache_enabled() else None
+    return corpus
 
 
 def _nonempty(corpus: Corpus, snapshot: Snapshot) -> Corpus:

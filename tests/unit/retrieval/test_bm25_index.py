@@ -11,7 +11,7 @@ import pytest
 
 from retrieval_bench.chunking.cache import CACHE_ENV
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.retrieval import bm25_index
+from retrieval_bench.retrieval import bm25_index, token_memo
 from retrieval_bench.retrieval.bm25 import METHODS, BM25Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 from retrieval_bench.types import Chunk
@@ -84,12 +84,12 @@ def test_memo_only_for_code_tokenizer_and_only_with_the_cache_on(
         def tokenize(self, text: str) -> list[str]:
             return text.lower().split()
 
-    assert bm25_index.memo_for(CodeTokenizer()) is bm25_index.memo_for(CodeTokenizer())
-    assert bm25_index.memo_for(CodeTokenizer(min_len=3)) is not bm25_index.memo_for(CodeTokenizer())
-    assert bm25_index.memo_for(Lower()) is None
-    assert bm25_index.memo_for(str.split) is None
+    assert token_memo.memo_for(CodeTokenizer()) is token_memo.memo_for(CodeTokenizer())
+    assert token_memo.memo_for(CodeTokenizer(min_len=3)) is not token_memo.memo_for(CodeTokenizer())
+    assert token_memo.memo_for(Lower()) is None
+    assert token_memo.memo_for(str.split) is None
     monkeypatch.setenv(CACHE_ENV, "0")
-    assert bm25_index.memo_for(CodeTokenizer()) is None
+    assert token_memo.memo_for(CodeTokenizer()) is None
     custom = BM25Retriever(tokenizer=Lower())
     custom.index(_corpus())
     assert custom.search({"q": "parsejsonline(line):"}, 3).ids("q") == ["c0"]
