@@ -37,7 +37,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from unidiff import PatchedFile, PatchSet
 
@@ -119,17 +119,33 @@ def content_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def definitions_cached(text: str, key: bytes | None = None) -> tuple[Definition, ...]:
+class DefinitionsStore(Protocol):
+    """Where definitions outlive the process (the on-disk definitions cache)."""
+
+    def get(self, key: bytes) -> tuple[Definition, ...] | None: ...
+
+    def put(self, key: bytes, defs: Sequence[Definition]) -> None: ...
+
+
+def definitions_cached(
+    text: str, key: bytes | None = None, store: DefinitionsStore | None = None
+) -> tuple[Definition, ...]:
     """:func:`definitions` of ``text``, parsed once per file content and process (``key``:
-    its :func:`content_key`, when the caller has it): the snapshots of one repository
-    share most files, and the function measures and the function ranker read the same
+    its :func:`content_key`, when the caller has it), and with ``store`` once per
+    content for every process that shares it: the snapshots of one repository share
+    most files, and the function measures and the function ranker read the same
     ones."""
     key = content_key(text) if key is None else key
     found = _BY_CONTENT.get(key)
     if found is None:
         if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
             _BY_CONTENT.clear()
-        found = _BY_CONTENT[key] = tuple(definitions(text))
+        found = store.get(key) if store is not None else None
+        if found is None:
+            found = tuple(definitions(text))
+            if store is not None:
+                store.put(key, found)
+        _BY_CONTENT[key] = found
     return found
 
 

@@ -76,6 +76,7 @@ from retrieval_bench.datasets.gold_functions import Definition, definitions_cach
 from retrieval_bench.metrics.retrieval.entities import entity_ranking
 from retrieval_bench.rank_fusion.normsum import minmax
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
+from retrieval_bench.retrieval.definitions_cache import DefinitionsCache
 from retrieval_bench.retrieval.file_bm25 import file_source, is_test_path
 from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, issue_bag
 from retrieval_bench.runs.file_ids import doc_path
@@ -184,21 +185,36 @@ def _signature(defs: Sequence[Definition], lines: Sequence[str], short: str) -> 
     return (lines[first.start - 1] if first.start <= len(lines) else ""), "def"
 
 
-def read_candidates(path: str, text: str) -> list[Candidate]:
-    """The candidates of one Python file's ``text`` (module doc), in source order."""
+def read_candidates(path: str, text: str, store: DefinitionsCache | None = None) -> list[Candidate]:
+    """The candidates of one Python file's ``text`` (module doc), in source order; its
+    definitions read from ``store`` when an earlier process parsed the same text."""
     lines = text.split("\n")
     groups: dict[str, list[Definition]] = {}
-    for d in definitions_cached(text):
+    for d in definitions_cached(text, store=store):
         if (d.entity or d.name) == d.name:
             groups.setdefault(d.name, []).append(d)
     out = []
+    line_tokens: dict[int, list[str]] = {}  # a class's lines are its methods' too
+
+    def body_tokens(defs: list[Definition]) -> list[str]:  # no token crosses a newline
+        found: list[str] = []
+        for d in defs:
+            for i in range(d.start - 1, min(d.end, len(lines))):
+                toks = line_tokens.get(i)
+                if toks is None:
+                    toks = line_tokens[i] = TOKENIZER(lines[i])
+                found.extend(toks)
+        return found
+
     for name, defs in groups.items():
         short = name.rsplit(".", 1)[-1]
         signature, keyword = _signature(defs, lines, short)
         kind = "class" if keyword == "class" else ("method" if "." in name else "function")
         body = "\n".join("\n".join(lines[d.start - 1 : d.end]) for d in defs)
         owner = name.split(".")[-2] if "." in name else ""
-        tokens = TOKENIZER(f"{name}\n{signature}\n{body}\n{path}\n{owner}")
+        # the tokens of f"{name}\n{signature}\n{body}\n{path}\n{owner}"
+        tokens = TOKENIZER(f"{name}\n{signature}") + body_tokens(defs)
+        tokens += TOKENIZER(f"{path}\n{owner}")
         calls = frozenset(_CALL.findall(body)) - {short}
         out.append(Candidate(
             f"{path}:{name}", path, name, kind, defs[0].start,
@@ -219,7 +235,8 @@ def file_candidates(corpus: Corpus, path: str) -> tuple[Candidate, ...]:
             if sha is not None:
                 cached = _BY_CONTENT.get((path, sha))
                 if cached is None:
-                    cached = tuple(read_candidates(path, text))
+                    store = DefinitionsCache.for_folder(corpus.definitions_dir)
+                    cached = tuple(read_candidates(path, text, store))
                     if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
                         _BY_CONTENT.clear()
                     _BY_CONTENT[(path, sha)] = cached
@@ -319,6 +336,8 @@ def query_rows(
     n_features = len(DEFINITION_FEATURES) + n_extra
     files = candidate_files(runs, query_id, top_n)
     cands = [c for path in files for c in file_candidates(corpus, path)]
+    if (store := DefinitionsCache.for_folder(corpus.definitions_dir)) is not None:
+        store.flush()  # what this question parsed, for the next process
     if not cands:
         return [], np.zeros((0, n_features), dtype=np.float64)
     reader = _issue_reader(corpus)

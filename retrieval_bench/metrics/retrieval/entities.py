@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.gold_functions import content_key, definitions_cached
+from retrieval_bench.retrieval.definitions_cache import DefinitionsCache
 from retrieval_bench.retrieval.file_bm25 import file_source
 from retrieval_bench.runs.file_ids import entity_of
 from retrieval_bench.types import Chunk, Example, module_of
@@ -60,7 +61,8 @@ def _line_entities(corpus: Corpus, path: str) -> Sequence[str | None]:
     if known is not None:
         return known
     # outer definitions first, so an inner one overwrites their lines
-    ordered = sorted(definitions_cached(text, key), key=lambda d: (d.start, -d.end))
+    store = DefinitionsCache.for_folder(corpus.definitions_dir)
+    ordered = sorted(definitions_cached(text, key, store), key=lambda d: (d.start, -d.end))
     defs = [(d.entity or d.name, d.start, d.end) for d in ordered]
     lines: list[str | None] = [None] * (text.count("\n") + 1)
     for name, start, end in defs:
