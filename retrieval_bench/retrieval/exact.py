@@ -52,8 +52,6 @@ file) keeps what was found and records the message in :attr:`failures`.
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import math
 import os
@@ -77,7 +75,13 @@ from retrieval_bench.retrieval.query_terms import (
     dedupe,
     identifier_terms,
 )
-from retrieval_bench.retrieval.rg_memo import RG_MEMO, tree_signature
+from retrieval_bench.retrieval.rg_memo import (
+    RG_MEMO,
+    Match,
+    parse_matches,
+    search_store,
+    tree_signature,
+)
 from retrieval_bench.types import Run
 
 log = logging.getLogger(__name__)
@@ -104,15 +108,6 @@ def find_rg(explicit: str | os.PathLike[str] | None = None) -> str:
         f"ripgrep (rg) is not on PATH nor next to {sys.executable}; "
         "install it with `pip install ripgrep==14.1.0`"
     )
-
-
-def _field_text(obj: Mapping[str, Any] | None) -> str:
-    """Decode rg's ``{"text": …}`` or ``{"bytes": base64}`` (non-UTF-8 data) field."""
-    if not obj:
-        return ""
-    if "text" in obj:
-        return str(obj["text"])
-    return os.fsdecode(base64.b64decode(obj.get("bytes", "")))
 
 
 class ExactRetriever(Retriever):
@@ -236,7 +231,10 @@ class ExactRetriever(Retriever):
         self._rg = find_rg(self.rg_path)
         self._corpus = corpus
         self._paths = frozenset(corpus.paths)
-        self._tree = tree_signature(corpus.root, corpus.paths)
+        # one signature per corpus: every exact stage of a snapshot searches one tree
+        self._tree = corpus.derived(
+            ("tree-signature",), lambda: tree_signature(corpus.root, corpus.paths)
+        )
         self._reader = IssueReader(corpus.paths)
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:
@@ -294,12 +292,19 @@ class ExactRetriever(Retriever):
             cmd += ["-e", term]
         return [*cmd, "--", "."]
 
-    def _run_rg(self, qid: str, terms: Sequence[str]) -> list[str]:
+    def _run_rg(self, qid: str, terms: Sequence[str]) -> list[Match]:
+        """ripgrep's matches for ``terms``: remembered by the process, else by the
+        workspace's ripgrep cache, else searched (and remembered unless it failed)."""
         assert self._corpus is not None
         key = (self._tree, tuple(self._command(terms)), self.timeout_s)
         found = RG_MEMO.get(key)
         if found is None:
-            found = self._call_rg(qid, terms)
+            store = search_store(self._corpus.cache_dir)
+            found = store.get(key) if store is not None else None
+            if found is None:
+                found = parse_matches(self._call_rg(qid, terms))
+                if store is not None and qid not in self.failures:
+                    store.put(key, found)
             if qid not in self.failures:
                 RG_MEMO.put(key, found)
         return found
@@ -342,23 +347,11 @@ class ExactRetriever(Retriever):
         chunk_lines: dict[str, set[int]] = {}
         chunk_defs: dict[str, set[str]] = {}
         terms_in: dict[str, set[str]] = {}  # a submatch's text → the terms it contains
-        for raw in self._run_rg(qid, terms):
-            if '"match"' not in raw:  # begin/end/summary lines have no "match" key or value
-                continue
-            try:
-                msg = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if msg.get("type") != "match":
-                continue
-            data = msg["data"]
-            path = _field_text(data.get("path")).replace(os.sep, "/").removeprefix("./")
-            text = _field_text(data.get("lines"))
+        for path, line, text, subs in self._run_rg(qid, terms):
             if path not in self._paths or len(text) > self.max_columns:
                 continue
             matched: set[str] = set()
-            for sub in data.get("submatches", ()):
-                found = _field_text(sub.get("match"))
+            for found in subs:
                 hit = terms_in.get(found)
                 if hit is None:
                     text_of = found.casefold() if insensitive else found
@@ -367,7 +360,6 @@ class ExactRetriever(Retriever):
             if not matched:
                 continue
             file_terms.setdefault(path, set()).update(matched)
-            line = int(data["line_number"])
             hits = corpus.chunks_at(path, line)
             if hits:
                 cid = hits[0].id

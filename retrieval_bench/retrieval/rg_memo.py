@@ -1,27 +1,127 @@
-"""ripgrep's output remembered per (tree, command) within a process
-(docs/sweeps.md#shared-work).
+"""ripgrep's matches remembered per (tree, command): within a process and on disk
+(docs/sweeps.md#shared-work, docs/architecture.md#caches).
 
 A sweep asks the same questions of one snapshot under several chunkings; the
 matches ripgrep finds do not depend on the chunker (only their mapping to
 chunks does), so ``exact`` runs each search once per tree. The key holds the
 tree's signature — every corpus path with its size and modification time —
-so a working tree edited in between is searched afresh. Bounded (entries and
-output lines); off with ``RBENCH_CHUNK_CACHE=0``, like the other reuse.
+so a working tree edited in between is searched afresh. A warm re-run (same
+workspace, its snapshot trees kept) reads the matches from the workspace's
+``rg.sqlite`` instead of running ripgrep and decoding its JSON again: one row
+per search, the matches already decoded. Bounded (entries and matches); off with
+``RBENCH_CHUNK_CACHE=0``, like the other reuse.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from retrieval_bench.chunking.cache import chunk_cache_enabled
+from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 
 MAX_ENTRIES = 4096
 MAX_LINES = 20000
-"""Outputs longer than this (a very common term) are not kept."""
+"""Searches with more matches than this (a very common term) are not kept."""
+CACHE_FILE = "rg.sqlite"
+_FORMAT = b"rg-1"  # bump when a match's encoding changes
+
+Match = tuple[str, int, str, tuple[str, ...]]
+"""One matching line: its path (``/``-separated, relative to the tree), line number,
+text, and the texts ripgrep matched on it."""
+
+
+def _field_text(obj: Mapping[str, Any] | None) -> str:
+    """Decode rg's ``{"text": …}`` or ``{"bytes": base64}`` (non-UTF-8 data) field."""
+    if not obj:
+        return ""
+    if "text" in obj:
+        return str(obj["text"])
+    return os.fsdecode(base64.b64decode(obj.get("bytes", "")))
+
+
+def parse_matches(lines: Iterable[str]) -> list[Match]:
+    """The matches of ``rg --json`` output lines (begin, end and summary lines, and
+    lines that are not JSON, are skipped)."""
+    out: list[Match] = []
+    for raw in lines:
+        if '"match"' not in raw:  # begin/end/summary lines have no "match" key or value
+            continue
+        try:
+            msg = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("type") != "match":
+            continue
+        data = msg["data"]
+        path = _field_text(data.get("path")).replace(os.sep, "/").removeprefix("./")
+        subs = tuple(_field_text(sub.get("match")) for sub in data.get("submatches", ()))
+        out.append((path, int(data["line_number"]), _field_text(data.get("lines")), subs))
+    return out
+
+
+def _decode(blob: str) -> list[Match]:
+    try:
+        rows = json.loads(blob)
+        out = [(str(p), int(n), str(t), tuple(str(x) for x in subs)) for p, n, t, subs in rows]
+    except (ValueError, TypeError) as exc:
+        raise DamagedRowError(f"not a list of matches: {exc}") from None
+    return out
+
+
+class SearchStore(SQLiteCache):
+    """ripgrep's matches keyed by a hash of (tree signature, command, timeout)."""
+
+    what = "ripgrep cache"
+    schema = "CREATE TABLE IF NOT EXISTS searches (key BLOB PRIMARY KEY, rows TEXT NOT NULL)"
+
+    @staticmethod
+    def key(search: tuple[Any, ...]) -> bytes:
+        return hashlib.blake2b(_FORMAT + repr(search).encode(), digest_size=16).digest()
+
+    def get(self, search: tuple[Any, ...]) -> list[Match] | None:
+        key = self.key(search)
+
+        def lookup(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute("SELECT rows FROM searches WHERE key = ?", (key,)).fetchone()
+            return None if row is None else str(row[0])
+
+        blob = self._guarded(lookup)
+        if blob is None:
+            return None
+        try:
+            return _decode(blob)
+        except DamagedRowError as exc:
+            self.drop_damaged("DELETE FROM searches WHERE key = ?", (key,), exc)
+            return None
+
+    def put(self, search: tuple[Any, ...], matches: list[Match]) -> None:
+        if len(matches) > MAX_LINES:
+            return
+        blob = json.dumps(matches, ensure_ascii=False, separators=(",", ":"))
+        self.insert_many(
+            "INSERT OR REPLACE INTO searches (key, rows) VALUES (?, ?)", [(self.key(search), blob)]
+        )
+
+
+_STORES: dict[Path, SearchStore] = {}
+
+
+def search_store(folder: Path | None) -> SearchStore | None:
+    """The process's one ripgrep cache in ``folder`` (None: no folder, or caches off)."""
+    if folder is None or not chunk_cache_enabled():
+        return None
+    folder = Path(folder).resolve()
+    found = _STORES.get(folder)
+    if found is None:
+        found = _STORES[folder] = SearchStore(folder / CACHE_FILE)
+    return found
 
 
 def tree_signature(root: str | os.PathLike[str], paths: Sequence[str]) -> str:
@@ -37,15 +137,15 @@ def tree_signature(root: str | os.PathLike[str], paths: Sequence[str]) -> str:
 
 
 class SearchMemo:
-    """A bounded, insertion-ordered map from a search key to ripgrep's output lines."""
+    """A bounded, insertion-ordered map from a search key to ripgrep's matches."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[Any, ...], list[str]] = {}
+        self._kept: dict[tuple[Any, ...], list[Match]] = {}
 
-    def get(self, key: tuple[Any, ...]) -> list[str] | None:
+    def get(self, key: tuple[Any, ...]) -> list[Match] | None:
         return self._kept.get(key) if chunk_cache_enabled() else None
 
-    def put(self, key: tuple[Any, ...], lines: list[str]) -> None:
+    def put(self, key: tuple[Any, ...], lines: list[Match]) -> None:
         if not chunk_cache_enabled() or len(lines) > MAX_LINES:
             return
         if len(self._kept) >= MAX_ENTRIES:

@@ -4,6 +4,7 @@ an edit (docs/sweeps.md#shared-work)."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from retrieval_bench.contracts.chunker import chunk_tree
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.run.prepare import make_chunker
 from retrieval_bench.retrieval import exact as exact_module
+from retrieval_bench.retrieval import rg_memo
 from retrieval_bench.retrieval.exact import ExactRetriever
 from retrieval_bench.retrieval.rg_memo import RG_MEMO
 
@@ -54,3 +56,41 @@ def test_one_search_per_tree_across_chunkings_and_again_after_an_edit(
     monkeypatch.setenv("RBENCH_CHUNK_CACHE", "0")
     retriever.search({"q": "where is verify_token?"}, 5)
     assert len(calls) == 3  # off: every search runs ripgrep
+
+
+def test_a_later_process_reads_the_matches_from_the_workspace_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm re-run finds each search's decoded matches in ``rg.sqlite`` and gives the
+    same run without ripgrep; a damaged row is searched again."""
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    (tree / "auth.py").write_text("def verify_token(token):\n    return token\n" * 20)
+    (tree / "ünïcode.py").write_text("# verify_token here too\n")
+    question = {"q": "where is verify_token? see auth.py"}
+
+    def search() -> dict[str, float]:
+        corpus = _corpus(tree, 64)
+        corpus.cache_dir = cache
+        retriever = ExactRetriever(terms="issue")
+        retriever.index(corpus)
+        return retriever.search(question, 10).scores["q"]
+
+    RG_MEMO.clear()
+    monkeypatch.setattr(rg_memo, "_STORES", {})
+    first = search()
+    assert "auth.py" in {c.split(":")[0] for c in first}
+    RG_MEMO.clear()
+    monkeypatch.setattr(rg_memo, "_STORES", {})  # a new process
+
+    def no_rg(*args: object, **kw: object) -> object:
+        raise AssertionError("ripgrep ran")
+
+    monkeypatch.setattr(exact_module.subprocess, "run", no_rg)
+    assert search() == first
+    with sqlite3.connect(cache / "rg.sqlite") as conn:
+        conn.execute("UPDATE searches SET rows = '[[1'")
+    RG_MEMO.clear()
+    monkeypatch.setattr(rg_memo, "_STORES", {})
+    monkeypatch.undo()
+    assert search() == first
