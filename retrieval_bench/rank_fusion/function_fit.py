@@ -47,7 +47,7 @@ from retrieval_bench.metrics.retrieval.conventions import (
 )
 from retrieval_bench.rank_fusion.function_features import default_scores, feature_names
 from retrieval_bench.rank_fusion.function_model import KIND, Fold, FunctionModel
-from retrieval_bench.rank_fusion.lambdamart import PARAMS, ROUNDS, fit_readable
+from retrieval_bench.rank_fusion.lambdamart import PARAMS, ROUNDS, fit_readable, import_lightgbm
 from retrieval_bench.rank_fusion.ltr_fit import fold_of
 from retrieval_bench.store.run_folder import ResultsFileError, read_queries, read_run_config
 from retrieval_bench.store.stored_config import StoredConfig, stage_label
@@ -329,7 +329,7 @@ def fit_functions(
             scores = (*ranking_scores(by_model, gold), *ranking_scores(untrained, gold))
             per_q[q] = scores
             by_dataset.setdefault(data.datasets[q], {})[q] = scores
-    import lightgbm
+    lightgbm = import_lightgbm()
 
     from retrieval_bench.version import __version__
 

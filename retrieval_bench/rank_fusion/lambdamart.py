@@ -15,8 +15,11 @@ process). LightGBM is imported only when such a model is fitted or loaded.
 
 from __future__ import annotations
 
+import importlib.abc
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -44,6 +47,35 @@ PARAMS: dict[str, Any] = {
 ROUNDS = 200
 
 
+class _NoScikitLearn(importlib.abc.MetaPathFinder):
+    """Refuses ``sklearn`` while LightGBM imports (:func:`import_lightgbm`)."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        if fullname == "sklearn" or fullname.startswith("sklearn."):
+            raise ImportError(f"{fullname} is not loaded for LightGBM's native API")
+
+
+def import_lightgbm() -> ModuleType:
+    """``lightgbm``, imported without scikit-learn when nothing loaded it yet.
+
+    LightGBM's package imports scikit-learn, when installed, for its estimator
+    classes (``LGBMRanker``…): about two seconds at every process start, for an API
+    this project never calls (it trains and predicts with ``lightgbm.train`` and
+    ``Booster``). So while LightGBM imports, ``sklearn`` reads as not installed;
+    afterwards it imports as usual (the logistic ``ltr`` models use it)."""
+    if "lightgbm" in sys.modules or "sklearn" in sys.modules:
+        import lightgbm
+
+        return lightgbm
+    finder = _NoScikitLearn()
+    sys.meta_path.insert(0, finder)
+    try:
+        import lightgbm
+    finally:
+        sys.meta_path.remove(finder)
+    return lightgbm
+
+
 @dataclass
 class LambdaMARTModel:
     """A fitted LightGBM ranker; :meth:`predict` gives each row's ranking score."""
@@ -66,8 +98,7 @@ class LambdaMARTModel:
         """Build the LightGBM booster from :attr:`checked` (a file's booster, as
         :meth:`from_dict` checked it), else from :attr:`text` (one fitted here);
         LightGBM's refusal is a :class:`ValueError`."""
-        import lightgbm
-
+        lightgbm = import_lightgbm()
         try:
             self._booster = lightgbm.Booster(model_str=self.checked or self.text)
         except Exception as exc:  # noqa: BLE001 - LightGBMError, or what the wrapper raises
@@ -100,7 +131,7 @@ def fit_lambdamart(
     x: FloatArray, y: FloatArray, groups: Sequence[int], seed: int = 0, rounds: int = ROUNDS
 ) -> LambdaMARTModel:
     """Fit on rows ``x`` with labels ``y``, one group (question) per entry of ``groups``."""
-    import lightgbm
+    lightgbm = import_lightgbm()
 
     params = {**PARAMS, "seed": seed}
     data = lightgbm.Dataset(x, label=y, group=list(groups), free_raw_data=False)
