@@ -6,12 +6,12 @@ Agents for Code Localization"), reduced to what a reranker needs without an
 LLM: files as nodes, *import* and *invoke* edges between them, and a symbol
 table for the *contain* relation (file → the names it defines).
 
-Every ``.py`` file of the corpus is parsed once with :mod:`ast` (text from the
-working tree, its chunks joined when the tree is gone; a file that does not
-parse is skipped and listed in :attr:`CodeGraphIndex.unparsed`; facts are
-remembered by content, per file and per top-level block,
-:mod:`~retrieval_bench.retrieval.code_facts`, so a snapshot of one repository's
-history parses only the blocks no earlier snapshot had). Per file:
+Every ``.py`` file of the corpus is read once from its tree-sitter tree (text
+from the working tree, its chunks joined when the tree is gone; a file that does
+not parse is skipped and listed in :attr:`CodeGraphIndex.unparsed`; facts are
+remembered by content, :mod:`~retrieval_bench.retrieval.code_facts`, so a
+snapshot of one repository's history parses only the files no earlier snapshot
+had, and a file the ``ast`` chunker parsed is not parsed again). Per file:
 
 * **definitions** — every ``def``/``async def``/``class`` name (any depth, so
   methods count) and every module-level assignment target (``NAME = ...``,

@@ -23,7 +23,8 @@ from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef
 from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 
 CACHE_FILE = "facts.sqlite"
-_FORMAT = b"1"  # bump when FileFacts or its encoding changes
+_FORMAT = b"2"  # bump when FileFacts, its encoding or how facts are read changes
+# 2: read from the tree-sitter tree (chunking/tree_facts.py), not with ast
 
 
 def encode_facts(facts: FileFacts | None) -> str:

@@ -1,6 +1,7 @@
-"""Code-graph facts per top-level block equal the facts of the whole file
-(docs/stages.md#code-structure): the block cuts, the joins of blocks that do not
-parse alone, the breadth-first order of imports, and the reuse of blocks."""
+"""Code-graph facts (docs/stages.md#code-structure): :func:`parse_facts` equals an
+independent :func:`ast.walk` over the file, and :func:`cached_facts` (tree-sitter,
+retrieval_bench/chunking/tree_facts.py) equals both, remembered in the process and
+on disk. Rule-by-rule checks of the tree-sitter facts are in test_tree_facts.py."""
 
 from __future__ import annotations
 
@@ -12,20 +13,14 @@ from pathlib import Path
 import pytest
 
 from retrieval_bench.retrieval import code_facts
-from retrieval_bench.retrieval.code_facts import (
-    FileFacts,
-    ImportRef,
-    blockwise_facts,
-    parse_facts,
-    top_level_blocks,
-)
+from retrieval_bench.retrieval.code_facts import FileFacts, ImportRef, parse_facts
 
 _BUILTINS = frozenset(dir(builtins))
 
 
 def walk_facts(source: str) -> FileFacts | None:
     """The facts as :func:`ast.walk` over the whole file finds them (the definition
-    the block-wise parse must equal)."""
+    :func:`parse_facts` and the tree-sitter facts must equal)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -68,7 +63,7 @@ TRICKY = {
         "try:\n    import a\nexcept ImportError:\n    a = None\nelse:\n    b = 1\n"
         "finally:\n    c = 2\nif x:\n    pass\nelif y:\n    import z\n"
     ),
-    "imports at several depths, across blocks": (
+    "imports at several depths": (
         "def f():\n    from .deep import x as y\n    if q:\n        import deeper\n"
         "import top\nclass K:\n    from . import mid\nfrom top import y\n"
     ),
@@ -86,56 +81,15 @@ TRICKY = {
 
 
 @pytest.mark.parametrize("name", sorted(TRICKY))
-def test_blockwise_facts_equal_the_whole_files(name: str) -> None:
+def test_cached_facts_equal_the_ast_walk(name: str) -> None:
     source = TRICKY[name]
-    assert "".join(top_level_blocks(source)) == source
-    assert blockwise_facts(source) == walk_facts(source) == parse_facts(source)
-
-
-def test_blocks_are_cut_at_statements_only() -> None:
-    source = TRICKY["decorators"] + TRICKY["closing bracket at column 0"]
-    assert top_level_blocks(source) == [
-        "@one\n@two(3)\ndef f():\n    import json\n    return g()\n",
-        "class C:\n    pass\n",
-        "X = dict(\n    a=os.path.join('a'),\n)\n",
-        "Y = 1\n",
-    ]
+    assert code_facts.cached_facts(source) == walk_facts(source) == parse_facts(source)
 
 
 def test_imports_keep_the_breadth_first_order() -> None:
-    facts = blockwise_facts(TRICKY["imports at several depths, across blocks"])
+    facts = code_facts.cached_facts(TRICKY["imports at several depths"])
     assert facts is not None
     assert [r.alias for r in facts.imports] == ["top", "y", "y", "mid", "deeper"]
-
-
-@pytest.fixture
-def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every text :func:`code_facts._parse` is given, with an empty block memo."""
-    seen: list[str] = []
-    real = code_facts._parse
-
-    def counting(source: str) -> ast.Module | None:
-        seen.append(source)
-        return real(source)
-
-    monkeypatch.setattr(code_facts, "_parse", counting)
-    monkeypatch.setattr(code_facts, "_BLOCKS", type(code_facts._BLOCKS)())
-    return seen
-
-
-def test_only_new_blocks_are_parsed(parsed: list[str]) -> None:
-    before = "import os\n\ndef f():\n    return os.sep\n\nclass K:\n    pass\n"
-    after = before.replace("pass", "x = os.getcwd()")
-    blockwise_facts(before)
-    parsed.clear()
-    assert blockwise_facts(after) == walk_facts(after)
-    assert parsed == ["class K:\n    x = os.getcwd()\n"]
-
-
-def test_a_file_that_does_not_parse_joins_at_most_max_joins_blocks(parsed: list[str]) -> None:
-    source = "def bad(:\n" + "".join(f"x{i} = {i}\n" for i in range(100))
-    assert blockwise_facts(source) is None
-    assert len(parsed) == code_facts.MAX_JOINS + 2  # the joins, then the whole file
 
 
 def test_the_projects_own_files() -> None:
@@ -144,7 +98,7 @@ def test_the_projects_own_files() -> None:
     assert len(files) > 100
     for path in files:
         text = path.read_text(encoding="utf-8")
-        assert blockwise_facts(text) == walk_facts(text), path
+        assert code_facts.cached_facts(text) == walk_facts(text), path
 
 
 def test_the_on_disk_cache_gives_back_what_was_parsed(
@@ -159,7 +113,7 @@ def test_the_on_disk_cache_gives_back_what_was_parsed(
         assert code_facts.cached_facts(source + "\n# one", cache) == walk_facts(source + "\n# one")
     cache.close()
     monkeypatch.setattr(code_facts, "_FACTS", type(code_facts._FACTS)())  # a new process
-    monkeypatch.setattr(code_facts, "blockwise_facts", lambda s: pytest.fail("parsed again"))
+    monkeypatch.setattr(code_facts, "parse_tree_facts", lambda s: pytest.fail("parsed again"))
     again = FactsCache.in_dir(tmp_path)
     assert again is not None
     for source in sources:
