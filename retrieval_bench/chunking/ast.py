@@ -31,10 +31,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+import numpy as np
 from tree_sitter import Node, Parser
 
 from retrieval_bench.chunking.definition_memo import definition_memo
@@ -50,12 +50,14 @@ from retrieval_bench.chunking.text import (
     LineText,
     Piece,
     Prefix,
+    collapse,
     group_chunks,
     line_pieces,
     make_chunk,
     pack,
 )
 from retrieval_bench.chunking.tokenizer import DEFAULT_TOKENIZER, get_tokenizer
+from retrieval_bench.chunking.tree_facts import hand_over
 from retrieval_bench.contracts.chunker import Chunker
 from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.files import SourceFile
@@ -140,14 +142,23 @@ class _FileRun:
         self.doc = doc
         self.language = language
         self.spec = spec
-        self.src = source.text.encode("utf-8", errors="replace")
+        try:
+            self.src, self._lossless = source.text.encode("utf-8"), True
+        except UnicodeEncodeError:  # lone surrogates, replaced
+            self.src, self._lossless = source.text.encode("utf-8", errors="replace"), False
         self._line_bytes: list[int] | None = None
+        self._keywords: re.Pattern[bytes] | None = None
 
     # -- top level ---------------------------------------------------------
 
     def structured(self) -> list[Chunk]:
         assert self.spec is not None
-        root = self.chunker.parser_for(self.spec).parse(self.src).root_node
+        tree = self.chunker.parser_for(self.spec).parse(self.src)
+        if self.path.endswith(".py"):  # the code graph's facts from this same parse
+            hand_over(tree, self.src)
+        root = tree.root_node
+        if not root.has_error:  # then every definition holds its keyword
+            self._keywords = _DEFINITION_KEYWORDS.get(self.spec.name)
         last_line = self.doc.n_lines - 1
         found = _disjoint(self._scan(root.named_children, descend=False))
         # top-level definitions of an error-free Python file: from the memo when seen
@@ -185,18 +196,19 @@ class _FileRun:
 
         With ``descend`` the search goes into non-definition statements (``if``
         blocks, callbacks) but never inside a definition found. ERROR nodes are
-        always searched, so definitions after a syntax error are still found.
+        always searched, so definitions after a syntax error are still found. A node
+        is searched only when it may hold one (:meth:`_may_define`).
         """
         assert self.spec is not None
-        spec = self.spec
+        spec, attachable = self.spec, self.spec.attachable
         found: list[Found] = []
         stack: list[Sequence[Node]] = [nodes]
         while stack:
-            siblings = stack.pop()
             pending: list[Node] = []
             prev_end = -1
-            for child in siblings:
-                if child.type in spec.attachable:
+            for child in stack.pop():
+                kind = child.type
+                if kind in attachable:
                     pending.append(child)
                     continue
                 d = resolve(child, spec)
@@ -208,12 +220,20 @@ class _FileRun:
                         else:
                             break
                     found.append((first, last_row(child), d))
-                elif (descend or child.type == "ERROR") and child.named_child_count:
+                elif (descend or kind == "ERROR") and self._may_define(child):
                     stack.append(child.named_children)
                 prev_end = last_row(child)
                 pending = []
         found.sort(key=lambda f: (f[0], f[2].node.start_byte))
         return found
+
+    def _may_define(self, node: Node) -> bool:
+        """Whether the search must go into ``node``: it has children and, in an
+        error-free tree of a language with ``_DEFINITION_KEYWORDS``, its text holds one
+        of them (every definition does). Exact, and skips most statements of a body."""
+        if self._keywords is None:
+            return node.named_child_count > 0
+        return self._keywords.search(self.src, node.start_byte, node.end_byte) is not None
 
     # -- definitions -------------------------------------------------------
 
@@ -236,7 +256,10 @@ class _FileRun:
         members = self._members(d, last) if depth < MAX_DEPTH else []
         if not members:
             return self._windows(first, last, prefix, symbol)
-        pieces = self._collapse(first, last, [r for *_, r in members])
+        hidden = [r for *_, r in members]
+        pieces = collapse(
+            self.doc, self.src, self._line_starts(), first, last, hidden, self._lossless
+        )
         if d.role in ("function", "method") and not self._worth_collapsing(pieces, n, prefix):
             return self._windows(first, last, prefix, symbol)
         groups = pack(pieces, self.budget - prefix.n_tokens, self.tokenizer)
@@ -320,38 +343,6 @@ class _FileRun:
             return None
         return start, end, replacement
 
-    def _collapse(self, first: int, last: int, hidden: list[tuple[int, int, bytes]]) -> list[Piece]:
-        """Rows ``first..last`` with the ``hidden`` byte ranges replaced, as pieces."""
-        starts = self._line_starts()
-        pos = starts[first]
-        end = starts[last + 1] - 1 if last + 1 < len(starts) else len(self.src)
-        out = [_OutLine(first, first)]
-
-        def feed(data: bytes) -> None:
-            parts = data.split(b"\n")
-            out[-1].data += parts[0]
-            for part in parts[1:]:
-                row = out[-1].last + 1
-                out.append(_OutLine(row, row, bytearray(part)))
-
-        for start, stop, replacement in sorted(hidden):
-            feed(self.src[pos:start])
-            line = out[-1]
-            line.data += replacement
-            line.changed = True
-            line.last += self.src.count(b"\n", start, stop)
-            pos = stop
-        feed(self.src[pos:end])
-
-        texts = [bytes(o.data).decode("utf-8", errors="replace") for o in out]
-        changed = [i for i, o in enumerate(out) if o.changed]
-        counts = self.tokenizer.count_batch([texts[i] for i in changed])
-        recount = dict(zip(changed, counts, strict=True))
-        return [
-            Piece(o.first, o.last, texts[i], recount.get(i, self.doc.line_tokens[o.first]))
-            for i, o in enumerate(out)
-        ]
-
     def _child_prefix(self, prefix: Prefix, d: Definition) -> Prefix:
         """Context for nested chunks: the parent's header, within half the budget."""
         start = d.core.start_point.row
@@ -369,8 +360,14 @@ class _FileRun:
 
     def _line_starts(self) -> list[int]:
         if self._line_bytes is None:
-            self._line_bytes = [0] + [m.end() for m in re.finditer(b"\n", self.src)]
+            newlines = np.flatnonzero(np.frombuffer(self.src, dtype=np.uint8) == ord("\n"))
+            self._line_bytes = [0, *(newlines + 1).tolist()]
         return self._line_bytes
+
+
+_DEFINITION_KEYWORDS = {"python": re.compile(rb"def|class")}
+"""Per language, text that every definition (a node ``languages.resolve`` answers
+for) holds when the tree has no error: a node without it holds no definition."""
 
 
 def _is_docstring(node: Node) -> bool:
@@ -388,13 +385,3 @@ def _disjoint(found: list[Found]) -> list[Found]:
         if last > reach:
             reach, owner = last, i
     return [f for i, f in enumerate(found) if i not in bad]
-
-
-@dataclass
-class _OutLine:
-    """One line of a collapsed text being built (see ``_FileRun._collapse``)."""
-
-    first: int
-    last: int
-    data: bytearray = field(default_factory=bytearray)
-    changed: bool = False

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate, repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,17 +45,19 @@ def line_token_counts(lines: Sequence[str], tokenizer: Tokenizer) -> list[int]:
     Exact because no token crosses a newline (module doc): a file's count is the sum
     of its lines' counts however the file changed. Snapshots of one repository's
     history mostly repeat lines, so a changed file costs the tokenizer only its new
-    lines; the new lines of one call are tokenised as one batch
-    (:meth:`~retrieval_bench.chunking.tokenizer.Tokenizer.count_batch`).
+    lines; the new lines of one call are counted together
+    (:meth:`~retrieval_bench.chunking.tokenizer.Tokenizer.count_lines`).
     """
     memo = _LINE_COUNTS.setdefault(tokenizer.name, {})
-    new = [line for line in dict.fromkeys(lines) if line not in memo]
-    if new:
-        if len(memo) + len(new) > _LINE_MEMO_LIMIT:
-            memo.clear()
-            new = list(dict.fromkeys(lines))
-        memo.update(zip(new, tokenizer.count_batch(new), strict=True))
-    return [memo[line] for line in lines]
+    counts = list(map(memo.get, lines, repeat(-1)))
+    if -1 not in counts:
+        return counts
+    new = list(dict.fromkeys([line for line, n in zip(lines, counts, strict=True) if n < 0]))
+    fresh = dict(zip(new, tokenizer.count_lines(new), strict=True))
+    if len(memo) + len(fresh) > _LINE_MEMO_LIMIT:
+        memo = _LINE_COUNTS[tokenizer.name] = {}  # a new dict: a concurrent call keeps its own
+    memo.update(fresh)
+    return [fresh[line] if n < 0 else n for line, n in zip(lines, counts, strict=True)]
 
 
 class LineText:
@@ -64,13 +69,17 @@ class LineText:
         self.text = text
         self.tokenizer = tokenizer
         self.lines = split_lines(text)
+        self.line_tokens: list[int] = line_token_counts(self.lines, tokenizer)
+        self._cum = list(accumulate(self.line_tokens, initial=0))
+        self._offsets: list[tuple[int, int]] | None = None
+
+    @cached_property
+    def line_starts(self) -> np.ndarray:
+        """Character offset of every line's start (only the window chunkers ask)."""
         starts = np.zeros(len(self.lines), dtype=np.int64)
         if len(self.lines) > 1:
             starts[1:] = np.cumsum([len(line) + 1 for line in self.lines[:-1]])
-        self.line_starts = starts
-        self.line_tokens: list[int] = line_token_counts(self.lines, tokenizer)
-        self._cum = np.concatenate(([0], np.cumsum(self.line_tokens, dtype=np.int64))).tolist()
-        self._offsets: list[tuple[int, int]] | None = None
+        return starts
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
@@ -102,13 +111,14 @@ class LineText:
         return not self.lines[row].strip()
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """One output line of a chunk and the original rows it stands for.
 
     A collapsed line (``def f(self): ...``) stands for every row it hides, so
     the chunk built from it still spans them. ``solo`` marks a fragment of an
-    over-long line: it is never joined with neighbours.
+    over-long line: it is never joined with neighbours. (A named tuple: the
+    chunkers make one per line, and a tuple is made several times faster than a
+    frozen dataclass.)
     """
 
     first: int
@@ -119,7 +129,8 @@ class Piece:
 
 
 def line_pieces(doc: LineText, first: int, last: int) -> list[Piece]:
-    return [Piece(r, r, doc.lines[r], doc.line_tokens[r]) for r in range(first, last + 1)]
+    rows, end = range(first, last + 1), last + 1
+    return list(map(Piece, rows, rows, doc.lines[first:end], doc.line_tokens[first:end]))
 
 
 def split_long_piece(piece: Piece, budget: int, tokenizer: Tokenizer) -> list[Piece]:
@@ -172,6 +183,63 @@ def pack(pieces: Sequence[Piece], budget: int, tokenizer: Tokenizer) -> list[lis
     return groups
 
 
+def collapse(
+    doc: LineText,
+    src: bytes,
+    line_bytes: Sequence[int],
+    first: int,
+    last: int,
+    hidden: Sequence[tuple[int, int, bytes]],
+    lossless: bool,
+) -> list[Piece]:
+    """Rows ``first..last`` of ``doc`` with the ``hidden`` byte ranges of ``src`` (its
+    UTF-8 bytes, lines starting at ``line_bytes``) replaced, as pieces; a line that
+    hides something stands for all the rows it spans (docs/stages.md#ast). A line
+    left whole is ``doc``'s own row (when ``lossless``: the text encoded as is)."""
+    pos = line_bytes[first]
+    end = line_bytes[last + 1] - 1 if last + 1 < len(line_bytes) else len(src)
+    out = [_OutLine(first, first)]
+
+    def feed(data: bytes) -> None:
+        parts = data.split(b"\n")
+        out[-1].data += parts[0]
+        row = out[-1].last
+        for part in parts[1:]:
+            row += 1
+            out.append(_OutLine(row, row, part))
+
+    for start, stop, replacement in sorted(hidden):
+        feed(src[pos:start])
+        line = out[-1]
+        line.data += replacement
+        line.changed = True
+        line.last += src.count(b"\n", start, stop)
+        pos = stop
+    feed(src[pos:end])
+
+    lines = doc.lines if lossless else None
+    texts = [
+        lines[o.first] if lines and not o.changed else o.data.decode(errors="replace") for o in out
+    ]
+    changed = [i for i, o in enumerate(out) if o.changed]
+    counts = doc.tokenizer.count_lines([texts[i] for i in changed])
+    recount = dict(zip(changed, counts, strict=True))
+    return [
+        Piece(o.first, o.last, texts[i], recount.get(i, doc.line_tokens[o.first]))
+        for i, o in enumerate(out)
+    ]
+
+
+@dataclass(slots=True)
+class _OutLine:
+    """One line of a collapsed text being built (see :func:`collapse`)."""
+
+    first: int
+    last: int
+    data: bytes = b""
+    changed: bool = False
+
+
 @dataclass(frozen=True)
 class Prefix:
     """Context lines put before a chunk's own text (e.g. its class header)."""
@@ -220,11 +288,11 @@ def group_chunks(
     """One chunk per group of pieces, spanning the rows the pieces stand for."""
     chunks = []
     for group in groups:
-        if all(not p.text.strip() for p in group):
+        body = "\n".join([p.text for p in group])
+        if not body or body.isspace():  # every piece blank
             continue
-        body = "\n".join(p.text for p in group)
-        n = prefix.n_tokens + sum(p.n_tokens for p in group)
-        first = min(p.first for p in group)
-        last = max(p.last for p in group)
+        n = prefix.n_tokens + sum([p.n_tokens for p in group])
+        first = min([p.first for p in group])
+        last = max([p.last for p in group])
         chunks.append(make_chunk(path, language, kind, symbol, first, last, prefix.apply(body), n))
     return chunks

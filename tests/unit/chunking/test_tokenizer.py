@@ -156,9 +156,9 @@ def test_line_counts_equal_the_whole_texts_tokens(name: str) -> None:
         def __init__(self) -> None:
             self.seen: list[str] = []
 
-        def count_batch(self, texts: list[str]) -> list[int]:
+        def count_lines(self, texts: list[str]) -> list[int]:
             self.seen.extend(texts)
-            return tok.count_batch(texts)
+            return tok.count_lines(texts)
 
     counting = Counting()
     first = text_module.line_token_counts(["a b", "c", "a b"], counting)  # type: ignore[arg-type]
