@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import subprocess
+import tarfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +45,112 @@ def commit_question(
     row = {"id": f"{name}-{child[:10]}", "query": message, "gold_files": gold, "repo": repo,
            "commit": base}  # fmt: skip
     return row, date
+
+
+def far_rows(
+    bundle: Path, git_dir: Path, repo: str, n: int, step: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``(questions, source)``: a bare clone of ``bundle`` made at ``git_dir`` (timed
+    for the record), then, walking back from the newest first-parent commit, every
+    ``step``-th commit ``base`` that :func:`commit_question` asks a question at, until
+    ``n``: snapshots far apart, so that each one brings many files the others lack."""
+    t0 = time.perf_counter()
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(git_dir)], check=True)
+    source = {"bundle": str(bundle), "repo": repo, "step": step,
+              "bare_clone_s": time.perf_counter() - t0}  # fmt: skip
+    commits = git(git_dir, "rev-list", "--first-parent", "--reverse", "HEAD").split()
+    rows: list[dict[str, Any]] = []
+    dates: list[str] = []
+    for i in range(len(commits) - 1 - step, -1, -step):
+        row, date = commit_question(git_dir, commits[i], commits[i + 1], repo)
+        if row is not None:
+            rows.append(row)
+            dates.append(date)
+        if len(rows) == n:
+            break
+    return rows, {**source, "commit_dates": [min(dates), max(dates)] if dates else []}
+
+
+def read_py_files(row: dict[str, Any], git_dir: str) -> tuple[list[str], list[str]]:
+    """Paths and texts of the ``.py`` files of ``row``'s snapshot: the members of its
+    ``snapshot`` tarball (below the top folder), else its ``commit`` in the bare clone
+    ``git_dir``, read with one ``git cat-file --batch``."""
+    paths, texts = [], []
+    if "snapshot" in row:
+        with tarfile.open(row["snapshot"]) as tar:
+            for m in tar:
+                if m.isfile() and m.name.endswith(".py") and (f := tar.extractfile(m)):
+                    paths.append(m.name.split("/", 1)[1])  # below the top folder <id>/
+                    texts.append(f.read().decode("utf-8", errors="replace"))
+        return paths, texts
+    entries = [e.split("\t", 1) for e in git(Path(git_dir), "ls-tree", "-r", "-z",
+               row["commit"]).split("\0") if e]  # fmt: skip
+    blobs = [(p, m.split()[2]) for m, p in entries if p.endswith(".py") and " blob " in m]
+    paths, shas = [p for p, _ in blobs], [sha for _, sha in blobs]
+    cmd = ["git", "--git-dir", git_dir, "cat-file", "--batch"]
+    out = subprocess.run(cmd, input="".join(s + "\n" for s in shas).encode(),
+                         capture_output=True, check=True).stdout  # fmt: skip
+    pos = 0
+    for _ in shas:  # records: "<sha> blob <size>\n<bytes>\n"
+        eol = out.index(b"\n", pos)
+        size = int(out[pos:eol].split()[2])
+        texts.append(out[eol + 1 : eol + 1 + size].decode("utf-8", errors="replace"))
+        pos = eol + 2 + size
+    return paths, texts
+
+
+def whole_file_bm25(
+    questions: Path, git_dir: str, ks: Sequence[int] = (1, 5, 10)
+) -> dict[str, Any]:
+    """A minimal whole-file BM25 baseline, timed from after its imports: per snapshot of
+    the question rows in ``questions`` (:func:`read_py_files`), ``text + " " + path`` of
+    each ``.py`` file indexed with bm25s, each question asked at k = 10. Returns seconds,
+    per-snapshot phases, Acc@k (all gold files in the top k) and MRR, and the ranks."""
+    import bm25s
+    import numpy  # noqa: F401  (imported before the clock, as bm25s needs it)
+
+    t0 = time.perf_counter()
+    by_snapshot: dict[str, list[dict[str, Any]]] = {}
+    for row in map(json.loads, questions.read_text().splitlines()):
+        by_snapshot.setdefault(row.get("snapshot") or row["commit"], []).append(row)
+    snapshots, ranks = [], {}
+    for key, group in by_snapshot.items():
+        t_read = time.perf_counter()
+        paths, texts = read_py_files(group[0], git_dir)
+        t_index = time.perf_counter()
+        docs = [f"{text} {path}" for path, text in zip(paths, texts, strict=True)]
+        model = bm25s.BM25()
+        model.index(bm25s.tokenize(docs, stopwords="en", show_progress=False),
+                    show_progress=False)  # fmt: skip
+        t_query = time.perf_counter()
+        for row in group:
+            query = bm25s.tokenize([row["query"]], stopwords="en", return_ids=False,
+                                   show_progress=False)  # fmt: skip
+            found, _ = model.retrieve(query, k=min(10, len(docs)), show_progress=False)
+            top = [paths[int(i)] for i in found[0]]
+            gold = set(row["gold_files"])
+            hits = [r for r, p in enumerate(top, 1) if p in gold]
+            ranks[row["id"]] = {"first": hits[0] if hits else None,
+                                "all": hits[-1] if len(hits) == len(gold) else None}  # fmt: skip
+        end = time.perf_counter()
+        snapshots.append({"snapshot": key, "files": len(paths), "read_s": t_index - t_read,
+                          "index_s": t_query - t_index, "query_s": end - t_query})  # fmt: skip
+    total = time.perf_counter() - t0
+    n = max(len(ranks), 1)
+    metrics = {f"Acc@{k}": sum(r["all"] is not None and r["all"] <= k
+                               for r in ranks.values()) / n for k in ks}  # fmt: skip
+    metrics["MRR"] = sum(1 / r["first"] for r in ranks.values() if r["first"]) / n
+    return {"total_s": total, "questions": len(ranks), "snapshots": snapshots,
+            "metrics": metrics, "ranks": ranks}  # fmt: skip
+
+
+def cache_disk(ws: Path) -> dict[str, int]:
+    """Bytes per folder of ``ws/cache`` (and of ``cache/snapshots``), each inode counted
+    once (:func:`disk_usage`), and the total."""
+    cache = ws / "cache"
+    parts = sorted(p for p in cache.glob("*") if p.is_dir() and p.name != "snapshots")
+    parts += sorted(p for p in (cache / "snapshots").glob("*") if p.is_dir())
+    return disk_usage(ws, [p.relative_to(ws).as_posix() for p in parts])
 
 
 def disk_usage(ws: Path, parts: Sequence[str]) -> dict[str, int]:
