@@ -194,27 +194,13 @@ def read_candidates(path: str, text: str, store: DefinitionsCache | None = None)
         if (d.entity or d.name) == d.name:
             groups.setdefault(d.name, []).append(d)
     out = []
-    line_tokens: dict[int, list[str]] = {}  # a class's lines are its methods' too
-
-    def body_tokens(defs: list[Definition]) -> list[str]:  # no token crosses a newline
-        found: list[str] = []
-        for d in defs:
-            for i in range(d.start - 1, min(d.end, len(lines))):
-                toks = line_tokens.get(i)
-                if toks is None:
-                    toks = line_tokens[i] = TOKENIZER(lines[i])
-                found.extend(toks)
-        return found
-
     for name, defs in groups.items():
         short = name.rsplit(".", 1)[-1]
         signature, keyword = _signature(defs, lines, short)
         kind = "class" if keyword == "class" else ("method" if "." in name else "function")
         body = "\n".join("\n".join(lines[d.start - 1 : d.end]) for d in defs)
         owner = name.split(".")[-2] if "." in name else ""
-        # the tokens of f"{name}\n{signature}\n{body}\n{path}\n{owner}"
-        tokens = TOKENIZER(f"{name}\n{signature}") + body_tokens(defs)
-        tokens += TOKENIZER(f"{path}\n{owner}")
+        tokens = TOKENIZER(f"{name}\n{signature}\n{body}\n{path}\n{owner}")
         calls = frozenset(_CALL.findall(body)) - {short}
         out.append(Candidate(
             f"{path}:{name}", path, name, kind, defs[0].start,
