@@ -15,10 +15,14 @@ command stops quietly, as a program killed by SIGPIPE would (128 + 13).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
+from typing import NoReturn
 
 from retrieval_bench.cli.common import (
     EXIT_BAD_INPUT,
@@ -31,7 +35,37 @@ from retrieval_bench.cli.signals import EXIT_TERMINATED, Terminated, sigterm_as_
 from retrieval_bench.errors import ConfigError, DatasetError, RBenchError, SnapshotError
 from retrieval_bench.store.db import CorruptDBError, RunInProgressError, UnknownRunError
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_CLOSED_PIPE", "EXIT_FAILED", "EXIT_OK", "build_parser", "main"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_CLOSED_PIPE",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "build_parser",
+    "console",
+    "main",
+]
+
+
+def console() -> NoReturn:
+    """The ``rbench`` command: :func:`main`, then the process ends at once.
+
+    A run leaves millions of small objects in its process memos (chunks, term
+    counts, token counts, facts); the interpreter's own exit frees them one by one
+    and its modules after them, about a second and a half after a warm run's last
+    line, for memory the system takes back anyway. So once the command has
+    returned, the exit handlers have run (worker pools, Ray, cache flushes) and
+    standard streams and logs are flushed, the process exits without that
+    teardown. :func:`main` itself returns normally (tests and ``api`` callers)."""
+    code = main()
+    for thread in threading.enumerate():  # as the interpreter's exit: non-daemon threads end
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or its reader gone
+            stream.flush()
+    logging.shutdown()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

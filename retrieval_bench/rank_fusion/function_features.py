@@ -66,17 +66,19 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.datasets.gold_functions import Definition, definitions_cached
 from retrieval_bench.metrics.retrieval.entities import entity_ranking
+from retrieval_bench.rank_fusion.function_candidates import (
+    TOKENIZER,
+    Candidate,
+    flush_candidates,
+    stored_candidates,
+)
 from retrieval_bench.rank_fusion.normsum import minmax
-from retrieval_bench.retrieval.code_tokens import CodeTokenizer
-from retrieval_bench.retrieval.definitions_cache import DefinitionsCache
 from retrieval_bench.retrieval.file_bm25 import file_source, is_test_path
 from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, issue_bag
 from retrieval_bench.runs.file_ids import doc_path
@@ -100,9 +102,7 @@ DECIMALS = 4
 DEFAULT_WEIGHTS = {"def:bm25_norm": 1.0, BEST_RR: 1.0, "name:in_issue": 0.5, "frame:name": 0.5}
 """The untrained score: a weighted sum of these features (:func:`default_scores`)."""
 
-TOKENIZER = CodeTokenizer()
 _WORD = re.compile(r"\w+")
-_CALL = re.compile(r"(?<!def )(?<!class )\b([A-Za-z_]\w*)\s*\(")
 _CANDIDATES_KEY = ("function-ranker-candidates",)
 _READER_KEY = ("function-ranker-issue-reader",)
 
@@ -118,95 +118,10 @@ def feature_names(sources: Sequence[str]) -> list[str]:
     ]
 
 
-@dataclass(frozen=True, eq=False)
-class Candidate:
-    """One candidate definition of a file (module doc)."""
-
-    entity: str
-    """``path:Qualified.name``, as gold functions are named."""
-    path: str
-    name: str
-    """The dotted name (``Class.method``)."""
-    kind: str
-    """``function``, ``method`` or ``class``."""
-    start: int
-    """The first line (1-based) of its first definition."""
-    lines: int
-    file_lines: int
-    tf: Mapping[str, int] = field(repr=False)
-    """Term frequencies of its BM25 document (module doc)."""
-    length: int = 0
-    calls: frozenset[str] = field(default=frozenset(), repr=False)
-    """Names it calls (module doc), its own left out."""
-
-    @property
-    def short(self) -> str:
-        return self.name.rsplit(".", 1)[-1]
-
-    @property
-    def owner(self) -> str:
-        """The enclosing class's name ("" for a top-level definition)."""
-        parts = self.name.split(".")
-        return parts[-2] if len(parts) > 1 else ""
-
-    @property
-    def depth(self) -> int:
-        return self.name.count(".")
-
-
 _BY_CONTENT: dict[tuple[str, str], tuple[Candidate, ...]] = {}
 _BY_CONTENT_LIMIT = 50_000
 """Candidates by (path, sha256 of the file), for the process: the snapshots of one
-repository's history share most files, and each is parsed and tokenised once."""
-
-
-def _opens(line: str, short: str) -> str | None:
-    """``def`` or ``class`` when ``line`` opens the definition named ``short``: what
-    ``^\\s*(?:async\\s+)?(def|class)\\s+SHORT\\b`` matches, without a regex per name."""
-    rest = line.lstrip()
-    if rest.startswith("async") and rest[5:6].isspace():
-        rest = rest[5:].lstrip()
-    for keyword in ("def", "class"):
-        if rest.startswith(keyword) and rest[len(keyword) : len(keyword) + 1].isspace():
-            name = rest[len(keyword) :].lstrip()
-            after = name[len(short) : len(short) + 1]
-            if name.startswith(short) and not (after.isalnum() or after == "_"):
-                return keyword
-    return None
-
-
-def _signature(defs: Sequence[Definition], lines: Sequence[str], short: str) -> tuple[str, str]:
-    """The ``def``/``class`` line of the first definition and the keyword it starts with."""
-    first = defs[0]
-    for line in lines[first.start - 1 : first.end]:
-        keyword = _opens(line, short)
-        if keyword is not None:
-            return line, keyword
-    return (lines[first.start - 1] if first.start <= len(lines) else ""), "def"
-
-
-def read_candidates(path: str, text: str, store: DefinitionsCache | None = None) -> list[Candidate]:
-    """The candidates of one Python file's ``text`` (module doc), in source order; its
-    definitions read from ``store`` when an earlier process parsed the same text."""
-    lines = text.split("\n")
-    groups: dict[str, list[Definition]] = {}
-    for d in definitions_cached(text, store=store):
-        if (d.entity or d.name) == d.name:
-            groups.setdefault(d.name, []).append(d)
-    out = []
-    for name, defs in groups.items():
-        short = name.rsplit(".", 1)[-1]
-        signature, keyword = _signature(defs, lines, short)
-        kind = "class" if keyword == "class" else ("method" if "." in name else "function")
-        body = "\n".join("\n".join(lines[d.start - 1 : d.end]) for d in defs)
-        owner = name.split(".")[-2] if "." in name else ""
-        tokens = TOKENIZER(f"{name}\n{signature}\n{body}\n{path}\n{owner}")
-        calls = frozenset(_CALL.findall(body)) - {short}
-        out.append(Candidate(
-            f"{path}:{name}", path, name, kind, defs[0].start,
-            sum(d.end - d.start + 1 for d in defs), len(lines), Counter(tokens), len(tokens), calls,
-        ))  # fmt: skip
-    return out
+repository's history share most files, and each is read once."""
 
 
 def file_candidates(corpus: Corpus, path: str) -> tuple[Candidate, ...]:
@@ -221,8 +136,7 @@ def file_candidates(corpus: Corpus, path: str) -> tuple[Candidate, ...]:
             if sha is not None:
                 cached = _BY_CONTENT.get((path, sha))
                 if cached is None:
-                    store = DefinitionsCache.for_folder(corpus.definitions_dir)
-                    cached = tuple(read_candidates(path, text, store))
+                    cached = stored_candidates(path, text, corpus.definitions_dir)
                     if len(_BY_CONTENT) >= _BY_CONTENT_LIMIT:
                         _BY_CONTENT.clear()
                     _BY_CONTENT[(path, sha)] = cached
@@ -322,8 +236,7 @@ def query_rows(
     n_features = len(DEFINITION_FEATURES) + n_extra
     files = candidate_files(runs, query_id, top_n)
     cands = [c for path in files for c in file_candidates(corpus, path)]
-    if (store := DefinitionsCache.for_folder(corpus.definitions_dir)) is not None:
-        store.flush()  # what this question parsed, for the next process
+    flush_candidates(corpus.definitions_dir)  # what this question read, for the next process
     if not cands:
         return [], np.zeros((0, n_features), dtype=np.float64)
     reader = _issue_reader(corpus)
