@@ -162,6 +162,38 @@ class ChunkCache(SQLiteCache):
         self.remember(source, ckey, chunks)
         return chunks
 
+    def get_many(self, sources: list[SourceFile], ckey: str) -> list[list[Chunk] | None]:
+        """:meth:`get` of each of ``sources`` (None: not cached), in one query for those
+        the process memo lacks: a warm snapshot reads its files' rows in batches."""
+        memo = self._memo()
+        out: list[list[Chunk] | None] = [memo.get((s.sha256, ckey, s.path)) for s in sources]
+        wanted = {bytes.fromhex(s.sha256) for s, c in zip(sources, out, strict=True) if c is None}
+        if not wanted:
+            return out
+        keys = list(wanted)
+
+        def lookup(conn: sqlite3.Connection) -> dict[tuple[bytes, str], str]:
+            marks = ",".join("?" * len(keys))
+            sql = f"SELECT sha, pathkey, rows FROM chunks WHERE chunker = ? AND sha IN ({marks})"
+            return {(bytes(h), str(pk)): str(r) for h, pk, r in conn.execute(sql, (ckey, *keys))}
+
+        rows = self._guarded(lookup)
+        for i, source in enumerate(sources):
+            if out[i] is not None:
+                continue
+            key = (bytes.fromhex(source.sha256), ckey, path_key(source.path))
+            blob = rows.get((key[0], key[2]))
+            if blob is None:
+                continue
+            try:
+                out[i] = chunks = _decode(source.path, blob)
+            except DamagedRowError as exc:
+                sql = "DELETE FROM chunks WHERE sha = ? AND chunker = ? AND pathkey = ?"
+                self.drop_damaged(sql, key, exc)
+                continue
+            self.remember(source, ckey, chunks)
+        return out
+
     def remember(self, source: SourceFile, ckey: str, chunks: list[Chunk]) -> None:
         """Keep ``chunks`` of ``source`` in the process memo of this cache file."""
         global _memo_held
@@ -204,20 +236,47 @@ def chunk_tree_cached(
     stats = stats if stats is not None else ChunkStats()
     ckey = chunker_key(chunker)
     pending: list[tuple[SourceFile, str, list[Chunk]]] = []
-    for source in iter_source_files(root, report=report, **walk_options):  # type: ignore[arg-type]
-        if sources is not None:
-            sources[source.path] = source
-        chunks = cache.get(source, ckey)
-        if chunks is None:
-            chunks = chunker.chunk_file(source)
-            stats.files_chunked += 1
-            pending.append((source, ckey, chunks))
-            if _derived(chunks):  # what the cache will hand back
-                cache.remember(source, ckey, chunks)
-            if len(pending) >= 200:
-                cache.put_many(pending)
-                pending = []
-        else:
-            stats.files_reused += 1
-        yield from chunks
+    walk = iter_source_files(root, report=report, **walk_options)  # type: ignore[arg-type]
+    for batch in _batches(walk, 256):
+        for source, cached in zip(batch, cache.get_many(batch, ckey), strict=True):
+            yield from _chunks_of(source, cached, chunker, cache, ckey, stats, pending, sources)
     cache.put_many(pending)
+
+
+def _batches(items: Iterator[_T], size: int) -> Iterator[list[_T]]:
+    batch: list[_T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _chunks_of(
+    source: SourceFile,
+    chunks: list[Chunk] | None,
+    chunker: Chunker,
+    cache: ChunkCache,
+    ckey: str,
+    stats: ChunkStats,
+    pending: list[tuple[SourceFile, str, list[Chunk]]],
+    sources: dict[str, SourceFile] | None,
+) -> list[Chunk]:
+    """The chunks of ``source``: ``chunks`` (from the cache), else chunked now (and
+    queued in ``pending`` for the cache, written every 200 files)."""
+    if sources is not None:
+        sources[source.path] = source
+    if chunks is not None:
+        stats.files_reused += 1
+        return chunks
+    chunks = chunker.chunk_file(source)
+    stats.files_chunked += 1
+    pending.append((source, ckey, chunks))
+    if _derived(chunks):  # what the cache will hand back
+        cache.remember(source, ckey, chunks)
+    if len(pending) >= 200:
+        cache.put_many(pending)
+        pending.clear()
+    return chunks
