@@ -22,7 +22,6 @@ what it writes is dropped with one warning and the file chunked again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -104,7 +103,6 @@ def _decode(path: str, blob: str) -> list[Chunk]:
     if not isinstance(rows, list):
         raise DamagedRowError(f"not a list but {type(rows).__name__}")
     out = []
-    sha = hashlib.sha256
     for row in rows:
         if not (type(row) is list and len(row) == 7):
             raise DamagedRowError("a chunk is not [start, end, language, kind, symbol, text, n]")
@@ -117,9 +115,7 @@ def _decode(path: str, blob: str) -> list[Chunk]:
             raise DamagedRowError("a chunk's language, kind or text is not a string")
         if sym is not None and type(sym) is not str:
             raise DamagedRowError("a chunk's symbol is not a string")
-        # chunk_id's derivation, inlined (contracts/chunker.py: the same id)
-        h = sha(text.encode("utf-8", errors="replace")).hexdigest()[:16]
-        out.append(Chunk(f"{path}:{s}-{e}:{h}", path, s, e, lang, kind, sym, text, n))
+        out.append(Chunk(chunk_id(path, s, e, text), path, s, e, lang, kind, sym, text, n))
     return out
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from retrieval_bench.datasets.gold_functions import Definition, content_key, definitions_cached
@@ -31,7 +31,6 @@ TOKENIZER = CodeTokenizer()
 _CALL = re.compile(r"(?<!def )(?<!class )\b([A-Za-z_]\w*)\s*\(")
 CACHE_FILE = "candidates.sqlite"
 _FORMAT = b"cands-1"  # bump when a candidate or how it is read changes
-_STORES: dict[Path, CandidateCache] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,9 +144,7 @@ class CandidateCache(SQLiteCache):
     what = "function-ranker candidates cache"
     schema = "CREATE TABLE IF NOT EXISTS cands (key BLOB PRIMARY KEY, rows TEXT NOT NULL)"
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
-        self._pending: list[tuple[bytes, str]] = []
+    insert = "INSERT OR IGNORE INTO cands (key, rows) VALUES (?, ?)"
 
     @staticmethod
     def key(path: str, text: str) -> bytes:
@@ -155,37 +152,17 @@ class CandidateCache(SQLiteCache):
         return h.digest()
 
     def get(self, path: str, text: str) -> list[Candidate] | None:
-        key = self.key(path, text)
-
-        def lookup(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT rows FROM cands WHERE key = ?", (key,)).fetchone()
-            return None if row is None else str(row[0])
-
-        blob = self._guarded(lookup)
-        if blob is None:
-            return None
-        try:
-            return _decode(path, blob)
-        except DamagedRowError as exc:
-            self.drop_damaged("DELETE FROM cands WHERE key = ?", (key,), exc)
-            return None
+        select, delete = "SELECT rows FROM cands WHERE key = ?", "DELETE FROM cands WHERE key = ?"
+        return self.read_row(select, delete, (self.key(path, text),), partial(_decode, path))[1]
 
     def put(self, path: str, text: str, cands: Sequence[Candidate]) -> None:
-        self._pending.append((self.key(path, text), _encode(cands)))
-
-    def flush(self) -> None:
-        rows, self._pending = self._pending, []
-        self.insert_many("INSERT OR IGNORE INTO cands (key, rows) VALUES (?, ?)", rows)
+        self.queue((self.key(path, text), _encode(cands)))
 
 
 def _store(folder: Path | None) -> CandidateCache | None:
     if DefinitionsCache.for_folder(folder) is None or folder is None:
         return None
-    folder = Path(folder).resolve()
-    found = _STORES.get(folder)
-    if found is None:
-        found = _STORES[folder] = CandidateCache(folder / CACHE_FILE)
-    return found
+    return CandidateCache.shared(Path(folder) / CACHE_FILE)
 
 
 def stored_candidates(path: str, text: str, folder: Path | None) -> tuple[Candidate, ...]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +25,6 @@ from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 
 CACHE_FILE = "definitions.sqlite"
 _FORMAT = b"defs-1"  # bump when Definition or its encoding changes
-_STORES: dict[Path, DefinitionsCache] = {}
 
 
 def encode_definitions(defs: Sequence[Definition]) -> str:
@@ -59,46 +57,24 @@ class DefinitionsCache(SQLiteCache):
         "CREATE TABLE IF NOT EXISTS defs (key BLOB PRIMARY KEY, rows TEXT NOT NULL) WITHOUT ROWID"
     )
 
+    insert = "INSERT OR IGNORE INTO defs (key, rows) VALUES (?, ?)"
+
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
-        self._pending: list[tuple[bytes, str]] = []
+        atexit.register(self.flush)  # what is still queued when the process ends
 
     @classmethod
     def for_folder(cls, folder: Path | None) -> DefinitionsCache | None:
         """The process's one cache in ``folder`` (None: no folder, or the caches off)."""
         if folder is None or not chunk_cache_enabled():
             return None
-        folder = Path(folder).resolve()
-        found = _STORES.get(folder)
-        if found is None:
-            found = _STORES[folder] = cls(folder / CACHE_FILE)
-            atexit.register(found.flush)  # what is still pending when the process ends
-        return found
+        return cls.shared(Path(folder) / CACHE_FILE)
 
     def get(self, key: bytes) -> tuple[Definition, ...] | None:
         """The stored definitions of the text whose content key is ``key``, or None."""
-        key = _FORMAT + key
-
-        def lookup(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT rows FROM defs WHERE key = ?", (key,)).fetchone()
-            return None if row is None else str(row[0])
-
-        blob = self._guarded(lookup)
-        if blob is None:
-            return None
-        try:
-            return decode_definitions(blob)
-        except DamagedRowError as exc:
-            self.drop_damaged("DELETE FROM defs WHERE key = ?", (key,), exc)
-            return None
+        select, delete = "SELECT rows FROM defs WHERE key = ?", "DELETE FROM defs WHERE key = ?"
+        return self.read_row(select, delete, (_FORMAT + key,), decode_definitions)[1]
 
     def put(self, key: bytes, defs: Sequence[Definition]) -> None:
         """Remember ``defs``; written by :meth:`flush` (or after 200 puts)."""
-        self._pending.append((_FORMAT + key, encode_definitions(defs)))
-        if len(self._pending) >= 200:
-            self.flush()
-
-    def flush(self) -> None:
-        rows, self._pending = self._pending, []
-        if rows:
-            self.insert_many("INSERT OR IGNORE INTO defs (key, rows) VALUES (?, ?)", rows)
+        self.queue((_FORMAT + key, encode_definitions(defs)), every=200)

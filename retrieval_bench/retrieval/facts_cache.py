@@ -15,7 +15,6 @@ written afresh, instead of the run ending with ``KeyError: 'd'``.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from retrieval_bench.chunking.cache import chunk_cache_enabled
@@ -96,9 +95,7 @@ class FactsCache(SQLiteCache):
         "CREATE TABLE IF NOT EXISTS facts (key BLOB PRIMARY KEY, facts TEXT NOT NULL) WITHOUT ROWID"
     )
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
-        self._pending: list[tuple[bytes, str]] = []
+    insert = "INSERT OR IGNORE INTO facts (key, facts) VALUES (?, ?)"
 
     @classmethod
     def in_dir(cls, folder: str | Path) -> FactsCache | None:
@@ -108,28 +105,12 @@ class FactsCache(SQLiteCache):
     def get(self, key: bytes) -> tuple[bool, FileFacts | None]:
         """``(found, facts)`` of the text whose
         :func:`~retrieval_bench.retrieval.code_facts.facts_key` is ``key``."""
-        key = _FORMAT + key
-
-        def lookup(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT facts FROM facts WHERE key = ?", (key,)).fetchone()
-            return None if row is None else str(row[0])
-
-        blob = self._guarded(lookup)
-        if blob is None:
-            return False, None
-        try:
-            return True, decode_facts(blob)
-        except DamagedRowError as exc:
-            self.drop_damaged("DELETE FROM facts WHERE key = ?", (key,), exc)
-            return False, None
+        select, delete = "SELECT facts FROM facts WHERE key = ?", "DELETE FROM facts WHERE key = ?"
+        return self.read_row(select, delete, (_FORMAT + key,), decode_facts)
 
     def put(self, key: bytes, facts: FileFacts | None) -> None:
         """Remember ``facts`` of the text whose key is ``key``; written by :meth:`flush`."""
-        self._pending.append((_FORMAT + key, encode_facts(facts)))
-
-    def flush(self) -> None:
-        rows, self._pending = self._pending, []
-        self.insert_many("INSERT OR IGNORE INTO facts (key, facts) VALUES (?, ?)", rows)
+        self.queue((_FORMAT + key, encode_facts(facts)))
 
     def close(self) -> None:
         self.flush()

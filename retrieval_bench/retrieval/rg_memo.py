@@ -18,7 +18,6 @@ import base64
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -86,20 +85,9 @@ class SearchStore(SQLiteCache):
         return hashlib.blake2b(_FORMAT + repr(search).encode(), digest_size=16).digest()
 
     def get(self, search: tuple[Any, ...]) -> list[Match] | None:
-        key = self.key(search)
-
-        def lookup(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT rows FROM searches WHERE key = ?", (key,)).fetchone()
-            return None if row is None else str(row[0])
-
-        blob = self._guarded(lookup)
-        if blob is None:
-            return None
-        try:
-            return _decode(blob)
-        except DamagedRowError as exc:
-            self.drop_damaged("DELETE FROM searches WHERE key = ?", (key,), exc)
-            return None
+        select = "SELECT rows FROM searches WHERE key = ?"
+        delete = "DELETE FROM searches WHERE key = ?"
+        return self.read_row(select, delete, (self.key(search),), _decode)[1]
 
     def put(self, search: tuple[Any, ...], matches: list[Match]) -> None:
         if len(matches) > MAX_LINES:
@@ -110,18 +98,11 @@ class SearchStore(SQLiteCache):
         )
 
 
-_STORES: dict[Path, SearchStore] = {}
-
-
 def search_store(folder: Path | None) -> SearchStore | None:
     """The process's one ripgrep cache in ``folder`` (None: no folder, or caches off)."""
     if folder is None or not chunk_cache_enabled():
         return None
-    folder = Path(folder).resolve()
-    found = _STORES.get(folder)
-    if found is None:
-        found = _STORES[folder] = SearchStore(folder / CACHE_FILE)
-    return found
+    return SearchStore.shared(Path(folder) / CACHE_FILE)
 
 
 def tree_signature(root: str | os.PathLike[str], paths: Sequence[str]) -> str:

@@ -151,8 +151,8 @@ class TermStore(SQLiteCache):
 
         if keys:
             self._guarded(lookup)
-        if found and max(_max_id(d) for d in found.values()) >= len(self.words):
-            self.refresh()  # written by a process that added terms since
+        if found:
+            self.refresh()  # blocks another process wrote may name terms it added since
         blocks = {}
         for key, data in found.items():
             try:
@@ -168,16 +168,3 @@ class TermStore(SQLiteCache):
 
     def count(self) -> int:
         return self._guarded(lambda c: int(c.execute("SELECT COUNT(*) FROM blocks").fetchone()[0]))
-
-
-def _max_id(data: bytes) -> int:
-    """The largest term id a block names (0 for a block that is not one: decoding
-    then reports it)."""
-    try:
-        arr = np.frombuffer(data, dtype="<i4")
-        n = int(arr[0])
-        total = int(arr[1 : 1 + n].sum())
-        ids = arr[1 + n : 1 + n + total]
-        return int(ids.max()) if len(ids) else 0
-    except (ValueError, IndexError):
-        return 0

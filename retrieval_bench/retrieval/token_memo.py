@@ -25,7 +25,7 @@ import numpy as np
 
 from retrieval_bench.chunking.cache import chunk_cache_enabled
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
-from retrieval_bench.retrieval.term_store import Block, TermStore, block_key
+from retrieval_bench.retrieval.term_store import CACHE_FILE, Block, TermStore, block_key
 
 _MEMO_LIMIT = 20_000_000
 """Term ids and counts (int32: at most about 160 MB) one memo holds before it starts
@@ -233,7 +233,6 @@ class TokenMemo:
 
 
 _MEMOS: dict[tuple[Any, ...], TokenMemo] = {}
-_STORES: dict[Path, TermStore] = {}
 
 
 def memo_for(tokenizer: object, store_dir: str | Path | None = None) -> TokenMemo | None:
@@ -249,11 +248,7 @@ def memo_for(tokenizer: object, store_dir: str | Path | None = None) -> TokenMem
     key = (config, folder)
     memo = _MEMOS.get(key)
     if memo is None:
-        store = None
-        if folder is not None:
-            store = _STORES.get(folder)
-            if store is None:
-                store = _STORES[folder] = TermStore.in_dir(folder)
+        store = None if folder is None else TermStore.shared(folder / CACHE_FILE)
         copy = CodeTokenizer(
             tokenizer.stopwords, min_len=config[1], keep_identifier=config[2], digits=config[3]
         )

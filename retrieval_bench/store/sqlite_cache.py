@@ -23,7 +23,10 @@ from typing import Any, ClassVar, TypeVar
 from retrieval_bench.store.corrupt import file_id, is_corrupt, recover_cache
 
 _T = TypeVar("_T")
+_C = TypeVar("_C", bound="SQLiteCache")
 log = logging.getLogger(__name__)
+_SHARED: dict[tuple[type, Path], SQLiteCache] = {}
+"""The process's open caches by class and file (:meth:`SQLiteCache.shared`)."""
 
 
 class DamagedRowError(ValueError):
@@ -37,6 +40,8 @@ class SQLiteCache:
     """How warnings name the cache (``embedding cache``)."""
     schema: ClassVar[str] = ""
     """The ``CREATE TABLE IF NOT EXISTS`` statement(s) of its table(s), ``;``-separated."""
+    insert: ClassVar[str] = ""
+    """The ``INSERT`` that :meth:`queue`d rows are written with by :meth:`flush`."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -44,6 +49,7 @@ class SQLiteCache:
         self._lock = threading.Lock()
         self._opened: tuple[int, int] | None = None
         self._dropped = 0  # damaged rows met (and deleted) so far
+        self._pending: list[tuple[Any, ...]] = []
         try:
             self._conn = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -94,6 +100,26 @@ class SQLiteCache:
         if rows:
             self._guarded(store)
 
+    def read_row(
+        self, select: str, delete: str, key: tuple[Any, ...], decode: Callable[[str], _T]
+    ) -> tuple[bool, _T | None]:
+        """``(found, value)``: the one text column ``select`` reads for ``key``, decoded;
+        a row ``decode`` refuses (:class:`DamagedRowError`) is deleted with ``delete``
+        (:meth:`drop_damaged`) and counts as not found."""
+
+        def lookup(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute(select, key).fetchone()
+            return None if row is None else str(row[0])
+
+        blob = self._guarded(lookup)
+        if blob is None:
+            return False, None
+        try:
+            return True, decode(blob)
+        except DamagedRowError as exc:
+            self.drop_damaged(delete, key, exc)
+            return False, None
+
     def drop_damaged(self, sql: str, params: tuple[Any, ...], why: object) -> None:
         """Delete a damaged row (``sql`` with ``params`` deletes it) so its value is
         computed and stored again; the first damaged row of this cache is reported with
@@ -109,6 +135,29 @@ class SQLiteCache:
             conn.commit()
 
         self._guarded(delete)
+
+    @classmethod
+    def shared(cls: type[_C], path: str | Path) -> _C:
+        """The process's one open cache of this class at ``path``: every stage and
+        snapshot of a run reads and writes through one connection (and one queue)."""
+        key = (cls, Path(path).resolve())
+        found = _SHARED.get(key)
+        if found is None:
+            found = _SHARED[key] = cls(path)
+        assert isinstance(found, cls)
+        return found
+
+    def queue(self, row: tuple[Any, ...], every: int = 0) -> None:
+        """Queue ``row`` for :attr:`insert`; written by :meth:`flush` (and, with
+        ``every``, as soon as that many rows wait)."""
+        self._pending.append(row)
+        if every and len(self._pending) >= every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued rows in one transaction."""
+        rows, self._pending = self._pending, []
+        self.insert_many(self.insert, rows)
 
     def close(self) -> None:
         with self._lock:

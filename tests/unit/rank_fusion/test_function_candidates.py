@@ -15,9 +15,10 @@ from retrieval_bench.rank_fusion.function_candidates import (
     read_candidates,
     stored_candidates,
 )
-from retrieval_bench.retrieval import definitions_cache
+from retrieval_bench.store import sqlite_cache
 
 TEXT = '''import os
+from retrieval_bench.store import sqlite_cache
 
 
 class Cart:
@@ -45,8 +46,7 @@ def _fields(cands: tuple[Candidate, ...] | list[Candidate]) -> list[tuple[object
 
 
 def _new_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(function_candidates, "_STORES", {})
-    monkeypatch.setattr(definitions_cache, "_STORES", {})
+    monkeypatch.setattr(sqlite_cache, "_SHARED", {})
 
 
 def test_a_later_process_reads_the_candidates_back(

@@ -13,9 +13,9 @@ from retrieval_bench.contracts.chunker import chunk_tree
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.harness.run.prepare import make_chunker
 from retrieval_bench.retrieval import exact as exact_module
-from retrieval_bench.retrieval import rg_memo
 from retrieval_bench.retrieval.exact import ExactRetriever
 from retrieval_bench.retrieval.rg_memo import RG_MEMO
+from retrieval_bench.store import sqlite_cache
 
 
 def _corpus(root: Path, budget: int) -> Corpus:
@@ -77,11 +77,11 @@ def test_a_later_process_reads_the_matches_from_the_workspace_cache(
         return retriever.search(question, 10).scores["q"]
 
     RG_MEMO.clear()
-    monkeypatch.setattr(rg_memo, "_STORES", {})
+    monkeypatch.setattr(sqlite_cache, "_SHARED", {})
     first = search()
     assert "auth.py" in {c.split(":")[0] for c in first}
     RG_MEMO.clear()
-    monkeypatch.setattr(rg_memo, "_STORES", {})  # a new process
+    monkeypatch.setattr(sqlite_cache, "_SHARED", {})  # a new process
 
     def no_rg(*args: object, **kw: object) -> object:
         raise AssertionError("ripgrep ran")
@@ -91,6 +91,6 @@ def test_a_later_process_reads_the_matches_from_the_workspace_cache(
     with sqlite3.connect(cache / "rg.sqlite") as conn:
         conn.execute("UPDATE searches SET rows = '[[1'")
     RG_MEMO.clear()
-    monkeypatch.setattr(rg_memo, "_STORES", {})
+    monkeypatch.setattr(sqlite_cache, "_SHARED", {})
     monkeypatch.undo()
     assert search() == first

@@ -22,6 +22,7 @@ from retrieval_bench.retrieval.term_store import (
     encode_block,
 )
 from retrieval_bench.retrieval.token_memo import block_of
+from retrieval_bench.store import sqlite_cache
 from retrieval_bench.types import Chunk
 
 FILES = {
@@ -51,7 +52,7 @@ def _corpus(files: dict[str, list[str]], cache: Path | None) -> Corpus:
 def _fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """Forget every memo and open store, as a new process would."""
     monkeypatch.setattr(token_memo, "_MEMOS", {})
-    monkeypatch.setattr(token_memo, "_STORES", {})
+    monkeypatch.setattr(sqlite_cache, "_SHARED", {})
 
 
 def _index(files: dict[str, list[str]], cache: Path | None, **params: object) -> BM25Retriever:
