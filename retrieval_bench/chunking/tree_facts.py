@@ -369,6 +369,14 @@ _HANDED_LOCK = threading.Lock()
 _asked = threading.Event()  # the graph stage has asked for facts in this process
 
 
+def expect_facts() -> None:
+    """The run has a code-graph stage: from now on the chunker hands the facts of the
+    files it parses over (:func:`hand_over`), from the first file of the first
+    snapshot on. Without this call the hand-over starts once the graph stage first
+    asks (:func:`take_handed`), so a run without one pays nothing."""
+    _asked.set()
+
+
 def hand_over(tree: Tree, source: bytes) -> None:
     """Leave the facts of ``tree`` (a Python file the chunker parsed from ``source``)
     for :func:`take_handed`, keyed by the sha256 of ``source``: the UTF-8 bytes of

@@ -47,6 +47,7 @@ code), which makes re-tokenising a corpus several times faster.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Literal
@@ -144,6 +145,20 @@ class CodeTokenizer:
         split = self._split
         for ident in _IDENT_RE.findall(text):
             out.extend(split(ident))
+        return out
+
+    def term_counts(self, text: str) -> dict[str, int]:
+        """Each term of ``text`` with how often :meth:`tokenize` gives it, in order of
+        first occurrence: each distinct identifier is split once and its tokens counted
+        as often as it occurs (what a BM25 index needs, without the token list)."""
+        out: dict[str, int] = {}
+        get = out.get
+        split = self._split
+        # Counter keeps identifiers in order of first occurrence; a term's first
+        # occurrence is in the first identifier that gives it
+        for ident, n in Counter(_IDENT_RE.findall(text)).items():
+            for token in split(ident):
+                out[token] = get(token, 0) + n
         return out
 
     def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:

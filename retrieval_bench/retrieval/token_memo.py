@@ -65,22 +65,6 @@ class Documents:
         return out
 
 
-def block_of(seqs: Sequence[IntArray]) -> Block:
-    """The block of texts whose term ids are ``seqs``: each text's distinct ids in
-    first-occurrence order with their counts, for all texts in one ``np.unique``."""
-    lens = np.fromiter(map(len, seqs), np.int64, len(seqs))
-    if not lens.sum():
-        return Block(np.zeros(len(seqs), np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
-    flat = np.concatenate(seqs).astype(np.int64)
-    text = np.repeat(np.arange(len(seqs), dtype=np.int64), lens)
-    span = int(flat.max()) + 1
-    pairs, first, counts = np.unique(text * span + flat, return_index=True, return_counts=True)
-    order = np.argsort(first, kind="stable")  # by text, then first occurrence in it
-    pairs = pairs[order]
-    sizes = np.bincount(pairs // span, minlength=len(seqs)).astype(np.int32)
-    return Block(sizes, (pairs % span).astype(np.int32), counts[order].astype(np.int32))
-
-
 class TokenMemo:
     """Term counts of texts for one tokenizer configuration (module doc): memoised per
     file's block for the process and, with a store, on disk."""
@@ -97,7 +81,7 @@ class TokenMemo:
         self._ids: dict[str, int] = {}
         self._blocks: dict[bytes, Block] = {}
         self._paths: dict[str, Block] = {}
-        self._texts: dict[str, IntArray] = {}
+        self._texts: dict[str, tuple[IntArray, IntArray]] = {}  # ids, counts
         self._held = 0
         self._generation = 0 if store is None else store.generation
         self._lock = threading.Lock()  # one vocabulary: threads add to it one at a time
@@ -203,16 +187,16 @@ class TokenMemo:
         if not todo:
             return
         # a new version of a file mostly repeats chunk texts an earlier one had:
-        # each distinct text is tokenised once per process
+        # each distinct text is counted once per process
         known = self._texts
         new = [t for t in dict.fromkeys(t for group in todo.values() for t in group)
                if t not in known]  # fmt: skip
-        tokens = [self.tokenizer(t) for t in new]
-        ids = self._add_terms(tokens)
-        for text, toks in zip(new, tokens, strict=True):
-            known[text] = np.fromiter(map(ids.__getitem__, toks), np.int32, len(toks))
-            self._held += len(toks)
-        made = {k: block_of([known[t] for t in group]) for k, group in todo.items()}
+        counted = [self.tokenizer.term_counts(t) for t in new]
+        ids = self._add_terms(counted)
+        for text, terms in zip(new, counted, strict=True):
+            known[text] = _counted(terms, ids)
+            self._held += 2 * len(terms)
+        made = {k: _joined([known[t] for t in group]) for k, group in todo.items()}
         for key, block in made.items():
             self._remember(key, block)
         if self.store is not None:
@@ -226,10 +210,31 @@ class TokenMemo:
         new = [p for p in dict.fromkeys(paths) if p not in self._paths]
         if not new:
             return
-        tokens = [self.tokenizer(p) for p in new]
-        ids = self._add_terms(tokens)
-        for path, toks in zip(new, tokens, strict=True):
-            self._paths[path] = block_of([np.fromiter(map(ids.__getitem__, toks), np.int32)])
+        counted = [self.tokenizer.term_counts(p) for p in new]
+        ids = self._add_terms(counted)
+        for path, terms in zip(new, counted, strict=True):
+            self._paths[path] = _joined([_counted(terms, ids)])
+
+
+def _counted(terms: dict[str, int], ids: dict[str, int]) -> tuple[IntArray, IntArray]:
+    """``terms`` (term → count, first-occurrence order) as arrays of ids and counts."""
+    n = len(terms)
+    return (
+        np.fromiter(map(ids.__getitem__, terms), np.int32, n),
+        np.fromiter(terms.values(), np.int32, n),
+    )
+
+
+def _joined(texts: Sequence[tuple[IntArray, IntArray]]) -> Block:
+    """The block of texts given as (ids, counts) each."""
+    if not texts:
+        return Block(np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
+    sizes = np.fromiter((len(i) for i, _ in texts), np.int32, len(texts))
+    return Block(
+        sizes,
+        np.concatenate([i for i, _ in texts]).astype(np.int32, copy=False),
+        np.concatenate([c for _, c in texts]).astype(np.int32, copy=False),
+    )
 
 
 _MEMOS: dict[tuple[Any, ...], TokenMemo] = {}

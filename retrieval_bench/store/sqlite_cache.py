@@ -63,7 +63,9 @@ class SQLiteCache:
         self._opened = file_id(self.path)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            # a cache holds nothing that cannot be computed again, and a damaged file is
+            # moved aside and started afresh: no fsync on commit or checkpoint
+            conn.execute("PRAGMA synchronous=OFF")
             conn.executescript(self.schema)
             conn.commit()
         except BaseException:

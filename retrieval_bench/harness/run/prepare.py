@@ -27,6 +27,7 @@ from retrieval_bench.chunking.cache import (
     chunk_cache_enabled,
     chunk_tree_cached,
 )
+from retrieval_bench.chunking.tree_facts import expect_facts
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec, StageSpec
 from retrieval_bench.contracts.chunker import Chunker, chunk_tree
 from retrieval_bench.contracts.registry import CHUNKERS, RETRIEVERS
@@ -353,6 +354,8 @@ def prepare_snapshot(
     label = spec.name if snapshot.source == spec.snapshot else f"{spec.name} {snapshot.source}"
     with_vectors = needs_vectors(cfg.retrievers) and not per_question_snapshots
     stats = ChunkStats()
+    if any(stage.name == "code-graph" for stage in cfg.stage_specs()):
+        expect_facts()  # the chunker's parse also gives the graph its facts
     corpus, codebase_index = build_corpus(
         snapshot,
         make_chunker(cfg.chunker.name, **cfg.chunker.params()),

@@ -105,6 +105,27 @@ def test_cache_does_not_change_results() -> None:
     assert CodeTokenizer().tokenize_many([text, "x"]) == [tokenize(text), []]
 
 
+@pytest.mark.parametrize(
+    "tokenizer",
+    [CodeTokenizer(), CodeTokenizer(keep_identifier=False, digits="attach"), CodeTokenizer([])],
+)
+def test_term_counts_are_the_counts_of_tokenize_in_first_occurrence_order(
+    tokenizer: CodeTokenizer,
+) -> None:
+    text = (
+        "def parseJsonLine(line_no, json_line):\n    # parse the JSON line\n"
+        "    return json.loads(line) + parse_line(JSONLine, line_no2) + ünïcode_Näme\n"
+        "foo_foo = fooFoo = FOO_foo = 42 ; x = y2k\n"
+    )
+    tokens = tokenizer.tokenize(text)
+    counts: dict[str, int] = {}
+    for t in tokens:
+        counts[t] = counts.get(t, 0) + 1
+    got = tokenizer.term_counts(text)
+    assert list(got.items()) == list(counts.items())
+    assert tokenizer.term_counts("") == {}
+
+
 def test_path_tokens_and_name() -> None:
     assert path_tokens("src/shopapi/http_client.py") == [
         "src",

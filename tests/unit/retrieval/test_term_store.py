@@ -16,12 +16,12 @@ from retrieval_bench.retrieval.bm25 import BM25Retriever
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
 from retrieval_bench.retrieval.file_bm25 import FileBM25Retriever
 from retrieval_bench.retrieval.term_store import (
+    Block,
     TermStore,
     block_key,
     decode_block,
     encode_block,
 )
-from retrieval_bench.retrieval.token_memo import block_of
 from retrieval_bench.store import sqlite_cache
 from retrieval_bench.types import Chunk
 
@@ -171,8 +171,8 @@ def test_two_stores_on_one_file_agree_on_new_terms(tmp_path: Path) -> None:
 
 
 def test_blocks_round_trip_and_refuse_what_they_did_not_write() -> None:
-    block = block_of([np.array(x, dtype=np.int32) for x in ([3, 1, 3], [], [2])])
-    assert [a.tolist() for a in block] == [[2, 0, 1], [3, 1, 2], [2, 1, 1]]
+    # texts [3, 1, 3], [], [2]
+    block = Block(*(np.array(x, dtype=np.int32) for x in ([2, 0, 1], [3, 1, 2], [2, 1, 1])))
     back = decode_block(encode_block(block), n_terms=4)
     assert [a.tolist() for a in back] == [a.tolist() for a in block]
     for bad in (b"abc", np.array([2, 1], "<i4").tobytes(), encode_block(block)[:-4]):
@@ -180,4 +180,3 @@ def test_blocks_round_trip_and_refuse_what_they_did_not_write() -> None:
             decode_block(bad, n_terms=4)
     with pytest.raises(ValueError, match="outside the vocabulary"):
         decode_block(encode_block(block), n_terms=3)
-    assert block_of([np.zeros(0, np.int32)] * 2).sizes.tolist() == [0, 0]
