@@ -57,6 +57,7 @@ class Corpus:
             self._reach[path] = reach
         self._derived: dict[Hashable, Any] = {}
         self._derived_lock = threading.Lock()
+        self._at: dict[str, list[Chunk | None]] = {}  # chunk_at's line tables
 
     def derived(self, key: Hashable, make: Callable[[], _T]) -> _T:
         """``make()``, computed once per corpus and ``key``: what several stages build
@@ -71,7 +72,7 @@ class Corpus:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        del state["_derived"], state["_derived_lock"]
+        del state["_derived"], state["_derived_lock"], state["_at"]
         state["sources"] = {}
         return state
 
@@ -79,6 +80,7 @@ class Corpus:
         self.__dict__.update(state)
         self._derived = {}
         self._derived_lock = threading.Lock()
+        self._at = {}
 
     @property
     def terms_dir(self) -> Path | None:
@@ -118,6 +120,32 @@ class Corpus:
         hits.reverse()
         hits.sort(key=lambda c: (c.end_line - c.start_line, c.start_line))
         return hits
+
+    def chunk_at(self, path: str, line: int) -> Chunk | None:
+        """The first of :meth:`chunks_at` (the most specific chunk at the line), or
+        None: read from a per-path table of lines built on first use, since the
+        ``exact`` stages look up the line of every match."""
+        table = self._at.get(path)
+        if table is None:
+            table = self._at[path] = self._line_table(path)
+        return table[line] if 0 <= line < len(table) else None
+
+    def _line_table(self, path: str) -> list[Chunk | None]:
+        """Line → the chunk :meth:`chunks_at` gives first: the chunks written from the
+        widest to the narrowest (ties: the later start, then the later chunk first),
+        so the narrowest, earliest one is left on each line."""
+        cs = self._by_path.get(path, [])
+        table: list[Chunk | None] = [None] * (max((c.end_line for c in cs), default=0) + 1)
+        order = sorted(
+            range(len(cs)),
+            key=lambda i: (cs[i].end_line - cs[i].start_line, cs[i].start_line, i),
+            reverse=True,
+        )
+        for i in order:
+            c = cs[i]
+            lo = max(c.start_line, 0)
+            table[lo : c.end_line + 1] = [c] * (c.end_line + 1 - lo)
+        return table
 
     def path_of(self, chunk_id: str) -> str:
         return self.by_id[chunk_id].path

@@ -27,6 +27,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,8 +41,10 @@ _T = TypeVar("_T")
 
 CACHE_ENV = "RBENCH_CHUNK_CACHE"
 CACHE_FILE = "chunks.sqlite"
-_FORMAT = 1  # bump when the stored row layout changes
+_FORMAT = 2  # bump when the stored row layout changes (2: each chunk's text hash)
 _INSERT = "INSERT OR IGNORE INTO chunks (sha, chunker, pathkey, rows) VALUES (?, ?, ?, ?)"
+_HASH_CHARS = 16
+"""Hex digits of a text's sha256 in a chunk id (:func:`chunk_id`)."""
 _MEMO_CHUNKS = 400_000
 """Chunks the process keeps (over all cache files) before it starts afresh."""
 _MEMO: dict[tuple[str, object], dict[tuple[str, str, str], list[Chunk]]] = {}
@@ -60,6 +63,7 @@ def chunker_key(chunker: Chunker) -> str:
     return json.dumps(cfg | {"cfg": chunker.config()}, sort_keys=True, default=str)
 
 
+@lru_cache(maxsize=1 << 16)
 def path_key(path: str) -> str:
     """What a path decides about chunking: the language label and the grammar."""
     spec = spec_for_path(path)
@@ -84,12 +88,15 @@ def _derived(chunks: list[Chunk]) -> bool:
 
 
 def _encode(chunks: list[Chunk]) -> str | None:
-    """The chunks without their path, or None when an id is not the derived one."""
+    """The chunks without their path (each with its id's text hash, so a warm read
+    does not hash every text again), or None when an id is not the derived one."""
     if not _derived(chunks):
         return None
     rows = [
-        [c.start_line, c.end_line, c.language, c.kind, c.symbol, c.text, c.n_tokens] for c in chunks
-    ]
+        [c.start_line, c.end_line, c.language, c.kind, c.symbol, c.text, c.n_tokens,
+         c.id.rpartition(":")[2]]
+        for c in chunks
+    ]  # fmt: skip
     return json.dumps(rows, ensure_ascii=False)
 
 
@@ -104,9 +111,11 @@ def _decode(path: str, blob: str) -> list[Chunk]:
         raise DamagedRowError(f"not a list but {type(rows).__name__}")
     out = []
     for row in rows:
-        if not (type(row) is list and len(row) == 7):
-            raise DamagedRowError("a chunk is not [start, end, language, kind, symbol, text, n]")
-        s, e, lang, kind, sym, text, n = row
+        if not (type(row) is list and len(row) == 8):
+            raise DamagedRowError(
+                "a chunk is not [start, end, language, kind, symbol, text, n, hash]"
+            )
+        s, e, lang, kind, sym, text, n, h = row
         # exact types (a JSON true is a bool, not a line number); kept to plain tests:
         # a warm run decodes every file it reads
         if not (type(s) is int and type(e) is int and type(n) is int and 1 <= s <= e and n >= 0):
@@ -115,7 +124,9 @@ def _decode(path: str, blob: str) -> list[Chunk]:
             raise DamagedRowError("a chunk's language, kind or text is not a string")
         if sym is not None and type(sym) is not str:
             raise DamagedRowError("a chunk's symbol is not a string")
-        out.append(Chunk(chunk_id(path, s, e, text), path, s, e, lang, kind, sym, text, n))
+        if not (type(h) is str and len(h) == _HASH_CHARS and h.isalnum()):
+            raise DamagedRowError("a chunk's text hash is not 16 hex digits")
+        out.append(Chunk(f"{path}:{s}-{e}:{h}", path, s, e, lang, kind, sym, text, n))
     return out
 
 

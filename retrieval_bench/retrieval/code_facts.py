@@ -24,7 +24,7 @@ import builtins
 import hashlib
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from retrieval_bench.chunking.tree_facts import (
@@ -46,6 +46,10 @@ class FactsStore(Protocol):
 
     def get(self, key: bytes) -> tuple[bool, FileFacts | None]:
         """``(found, facts)`` of the text whose :func:`facts_key` is ``key``."""
+        ...
+
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, FileFacts | None]:
+        """The facts found of ``keys`` (:meth:`get` of many, in few reads)."""
         ...
 
     def put(self, key: bytes, facts: FileFacts | None) -> None: ...
@@ -140,6 +144,25 @@ _FACTS: OrderedDict[bytes, FileFacts | None] = OrderedDict()
 def facts_key(text: str) -> bytes:
     """The content key of a file's text: blake2b-128 of its UTF-8 bytes."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def prefetch_facts(files: Iterable[tuple[str, str | None]], store: FactsStore | None) -> None:
+    """Read into the process memo, in one pass over ``store``, the facts of the files
+    ``(text, sha256 or None)`` it lacks: :func:`cached_facts` then finds them there
+    (a snapshot's files read together, not one query each)."""
+    if store is None:
+        return
+    wanted: dict[bytes, bytes] = {}  # the store's key → the memo's
+    for text, sha256 in files:
+        key = b"sha256:" + bytes.fromhex(sha256) if sha256 else facts_key(text)
+        if key not in _FACTS:
+            wanted[facts_key(text)] = key
+    if not wanted:
+        return
+    for text_key, facts in store.get_many(list(wanted)).items():
+        _FACTS[wanted[text_key]] = facts
+    while len(_FACTS) > FACTS_CACHE_SIZE:
+        _FACTS.popitem(last=False)
 
 
 def cached_facts(

@@ -60,7 +60,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.retrieval.code_facts import FactsStore, FileFacts, ImportRef, cached_facts
+from retrieval_bench.retrieval.code_facts import (
+    FactsStore,
+    FileFacts,
+    ImportRef,
+    cached_facts,
+    prefetch_facts,
+)
 from retrieval_bench.retrieval.file_bm25 import file_source
 
 MAX_AMBIGUOUS = 3
@@ -120,8 +126,9 @@ class CodeGraphIndex:
         self.facts: dict[str, FileFacts] = {}
         self.unparsed: list[str] = []
         py = [p for p in corpus.paths if p.endswith(".py")]
-        for path in py:
-            text, sha = file_source(corpus, path)
+        sources = [file_source(corpus, path) for path in py]
+        prefetch_facts(sources, store)
+        for path, (text, sha) in zip(py, sources, strict=True):
             facts = cached_facts(text, store, sha)
             if facts is None:
                 self.unparsed.append(path)
@@ -142,7 +149,9 @@ class CodeGraphIndex:
         for path, facts in self.facts.items():
             for name in facts.defines:
                 found.setdefault(name, []).append(path)
-        self.definers: dict[str, tuple[str, ...]] = {n: tuple(sorted(p)) for n, p in found.items()}
+        self.definers: dict[str, tuple[str, ...]] = {
+            n: (p[0],) if len(p) == 1 else tuple(sorted(p)) for n, p in found.items()
+        }
         self._edges: dict[str, Edges] = {}
 
     # -- modules -------------------------------------------------------------------

@@ -69,7 +69,7 @@ from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError, SnapshotError, ToolMissingError
 from retrieval_bench.files import ALWAYS_IGNORED, DEFAULT_MAX_BYTES
 from retrieval_bench.llm.base import LLM
-from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, defines
+from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, defines, may_define
 from retrieval_bench.retrieval.query_terms import (
     TERM_EXTRACTORS,
     dedupe,
@@ -360,12 +360,12 @@ class ExactRetriever(Retriever):
             if not matched:
                 continue
             file_terms.setdefault(path, set()).update(matched)
-            hits = corpus.chunks_at(path, line)
-            if hits:
-                cid = hits[0].id
+            chunk = corpus.chunk_at(path, line)
+            if chunk is not None:
+                cid = chunk.id
                 chunk_terms.setdefault(cid, set()).update(matched)
                 chunk_lines.setdefault(cid, set()).add(line)
-                if issue is not None:
+                if issue is not None and may_define(text):
                     chunk_defs.setdefault(cid, set()).update(
                         t for t in matched if defines(text, t, insensitive)
                     )

@@ -196,7 +196,9 @@ class FileBM25Retriever(Retriever):
         aggregate (``doc: chunks``), path bonus added, test files weighted."""
         scores, candidates = self.bm25.query_scores(text, boost=False)
         paths = self._paths if self.doc == "file" else self._path_of_doc
-        pairs = ((paths[int(i)], float(scores[i])) for i in candidates)
+        pairs = zip(
+            map(paths.__getitem__, candidates.tolist()), scores[candidates].tolist(), strict=True
+        )
         files = aggregate_scores(
             pairs, self.aggregate if self.doc == "chunks" else "max", self.top_m
         )

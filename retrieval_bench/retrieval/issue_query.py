@@ -359,6 +359,18 @@ def _definition_re(term: str, ignore_case: bool) -> re.Pattern[str]:
     )
 
 
+_MAYBE_DEFINES = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?(?:def|class|function|func|fn|struct|interface|type)[ \t]", re.I
+)
+
+
+def may_define(line: str) -> bool:
+    """False when ``line`` defines no term (:func:`defines` is False for every term):
+    it has no ``=`` and does not start with a definition keyword; one test per line
+    instead of one per term."""
+    return "=" in line or _MAYBE_DEFINES.match(line) is not None
+
+
 def defines(line: str, term: str, ignore_case: bool = True) -> bool:
     """Whether ``line`` defines ``term``: ``def term``/``class Term`` (any indent; also
     ``function``/``func``/``fn``/``struct``/``interface``/``type``) or an assignment

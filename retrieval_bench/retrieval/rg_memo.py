@@ -27,7 +27,11 @@ from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 
 MAX_ENTRIES = 4096
 MAX_LINES = 20000
-"""Searches with more matches than this (a very common term) are not kept."""
+"""Searches with more matches than this (a very common term) are not kept in the
+process memo."""
+MAX_STORED_LINES = 400_000
+"""Searches with more matches than this are not written to the workspace's cache: the
+largest searches cost the most to repeat (ripgrep's JSON decoded line by line)."""
 CACHE_FILE = "rg.sqlite"
 _FORMAT = b"rg-1"  # bump when a match's encoding changes
 
@@ -68,7 +72,7 @@ def parse_matches(lines: Iterable[str]) -> list[Match]:
 def _decode(blob: str) -> list[Match]:
     try:
         rows = json.loads(blob)
-        out = [(str(p), int(n), str(t), tuple(str(x) for x in subs)) for p, n, t, subs in rows]
+        out = [(str(p), int(n), str(t), tuple(map(str, subs))) for p, n, t, subs in rows]
     except (ValueError, TypeError) as exc:
         raise DamagedRowError(f"not a list of matches: {exc}") from None
     return out
@@ -90,7 +94,7 @@ class SearchStore(SQLiteCache):
         return self.read_row(select, delete, (self.key(search),), _decode)[1]
 
     def put(self, search: tuple[Any, ...], matches: list[Match]) -> None:
-        if len(matches) > MAX_LINES:
+        if len(matches) > MAX_STORED_LINES:
             return
         blob = json.dumps(matches, ensure_ascii=False, separators=(",", ":"))
         self.insert_many(
@@ -107,10 +111,11 @@ def search_store(folder: Path | None) -> SearchStore | None:
 
 def tree_signature(root: str | os.PathLike[str], paths: Sequence[str]) -> str:
     """The identity of the files under ``root`` that ripgrep will read."""
-    digest = hashlib.sha256(os.fsencode(Path(root).resolve()))
+    top = Path(root).resolve()
+    digest = hashlib.sha256(os.fsencode(top))
     for rel in sorted(paths):
         try:
-            st = os.stat(Path(root) / rel)
+            st = os.stat(os.path.join(top, rel))
         except OSError:
             continue
         digest.update(b"\0" + os.fsencode(rel) + f"\0{st.st_size}\0{st.st_mtime_ns}".encode())

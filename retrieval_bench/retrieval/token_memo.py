@@ -168,7 +168,7 @@ class TokenMemo:
         local = np.zeros(n_words, dtype=np.int64)
         local[order] = np.arange(len(order), dtype=np.int64)
         words = self.words
-        vocab = {words[g]: i for i, g in enumerate(order.tolist())}
+        vocab = dict(zip(map(words.__getitem__, order.tolist()), range(len(order)), strict=True))
         return Documents(vocab, local[flat], docs, counts, lengths)
 
     def _fill(self, keys: list[bytes], groups: list[tuple[int, int]], texts: Sequence[str]) -> None:

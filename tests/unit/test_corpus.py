@@ -30,12 +30,15 @@ spans = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(spans)
 def test_chunks_at_equals_a_scan_of_every_chunk(found: list[tuple[str, int, int]]) -> None:
-    """Nested (a collapsed class over its methods), overlapping and repeated spans."""
+    """Nested (a collapsed class over its methods), overlapping and repeated spans;
+    ``chunk_at`` (a line table) gives the first of them."""
     chunks = [_chunk(i, p, s, s + n) for i, (p, s, n) in enumerate(found)]
     corpus = Corpus(Path("."), chunks)
     for path in ("a.py", "b.py", "c.py"):
         for line in range(0, 105):
-            assert corpus.chunks_at(path, line) == _brute(chunks, path, line)
+            expected = _brute(chunks, path, line)
+            assert corpus.chunks_at(path, line) == expected
+            assert corpus.chunk_at(path, line) is (expected[0] if expected else None)
 
 
 def test_a_collapsed_class_is_found_after_its_methods() -> None:

@@ -108,8 +108,11 @@ def test_corrupt_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "damage",
-    ['{"not": "a list"}', "[[1, 2, 3]]", '[[0, 2, "python", "function", null, "x", 1]]',
-     '[[1, 2, "python", "function", 7, "x", 1]]', "not json"],
+    ['{"not": "a list"}', "[[1, 2, 3]]",
+     '[[0, 2, "python", "function", null, "x", 1, "0123456789abcdef"]]',
+     '[[1, 2, "python", "function", 7, "x", 1, "0123456789abcdef"]]',
+     '[[1, 2, "python", "function", null, "x", 1]]',  # the format before text hashes
+     '[[1, 2, "python", "function", null, "x", 1, "01234"]]', "not json"],
 )  # fmt: skip
 def test_a_damaged_row_is_dropped_with_one_warning_and_rechunked(
     tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
