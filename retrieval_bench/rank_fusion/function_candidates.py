@@ -109,11 +109,11 @@ def read_candidates(path: str, text: str, store: DefinitionsCache | None = None)
         kind = "class" if keyword == "class" else ("method" if "." in name else "function")
         body = "\n".join("\n".join(lines[d.start - 1 : d.end]) for d in defs)
         owner = name.split(".")[-2] if "." in name else ""
-        tokens = TOKENIZER(f"{name}\n{signature}\n{body}\n{path}\n{owner}")
+        tf = Counter(TOKENIZER.term_counts(f"{name}\n{signature}\n{body}\n{path}\n{owner}"))
         calls = frozenset(_CALL.findall(body)) - {short}
         out.append(Candidate(
             f"{path}:{name}", path, name, kind, defs[0].start,
-            sum(d.end - d.start + 1 for d in defs), len(lines), Counter(tokens), len(tokens), calls,
+            sum(d.end - d.start + 1 for d in defs), len(lines), tf, sum(tf.values()), calls,
         ))  # fmt: skip
     return out
 

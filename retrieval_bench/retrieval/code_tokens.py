@@ -82,6 +82,9 @@ CODE_STOPWORDS: frozenset[str] = word_set(
 DEFAULT_STOPWORDS: frozenset[str] = ENGLISH_STOPWORDS | CODE_STOPWORDS
 
 _IDENT_RE = re.compile(r"\w+")
+_ASCII_IDENT_RE = re.compile(r"[A-Za-z0-9_]+")
+r"""``\w+`` on ASCII text (what ``\w`` matches there), twice as fast; ``str.isascii``
+costs nothing (CPython records it with the string)."""
 # Parts of an ASCII identifier, leftmost-first:
 #   an acronym not followed by a lowercase letter (HTTP in HTTPServer),
 #   a capitalised or lowercase word (Server, parse), a digit run.
@@ -143,7 +146,7 @@ class CodeTokenizer:
         """All tokens of ``text`` in order (repeats kept)."""
         out: list[str] = []
         split = self._split
-        for ident in _IDENT_RE.findall(text):
+        for ident in (_ASCII_IDENT_RE if text.isascii() else _IDENT_RE).findall(text):
             out.extend(split(ident))
         return out
 
@@ -156,7 +159,8 @@ class CodeTokenizer:
         split = self._split
         # Counter keeps identifiers in order of first occurrence; a term's first
         # occurrence is in the first identifier that gives it
-        for ident, n in Counter(_IDENT_RE.findall(text)).items():
+        words = (_ASCII_IDENT_RE if text.isascii() else _IDENT_RE).findall(text)
+        for ident, n in Counter(words).items():
             for token in split(ident):
                 out[token] = get(token, 0) + n
         return out

@@ -7,7 +7,8 @@ flushed to disk, given its mode, then renamed over the target
 (``os.replace``, atomic on one file system). So a reader never sees half a
 file, and a crash, a kill or a full disk midway leaves the old file whole; the
 temp file is removed on any failure (a hard kill can still leave a
-``.<name>.<random>.tmp`` beside it, never a half target).
+``.<name>.<random>.tmp`` or ``.<name>.<pid>-<thread>-<n>.tmp`` beside it, never a
+half target).
 
 Through a symlink the write lands on its target (the link is kept). The mode:
 ``mode`` when given (exactly, the umask does not apply), else the mode of the
@@ -20,14 +21,20 @@ docs/architecture.md#layers).
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
 __all__ = ["open_atomically", "write_bytes_atomically", "write_text_atomically"]
+
+_SERIAL = itertools.count()
+"""Temp names of :func:`write_bytes_atomically`, unique within a process."""
 
 
 @contextmanager
@@ -58,9 +65,30 @@ def open_atomically(
 def write_bytes_atomically(
     path: str | os.PathLike[str], data: bytes, *, mode: int | None = None, sync: bool = True
 ) -> None:
-    """Replace ``path`` with ``data`` atomically (:func:`open_atomically`)."""
-    with open_atomically(path, mode=mode, sync=sync) as fh:
-        fh.write(data)
+    """Replace ``path`` with ``data`` atomically, as :func:`open_atomically` does, in
+    fewer system calls (the snapshot blob store writes thousands of files): the temp
+    name is made unique by process, thread and a counter instead of drawn at random,
+    and the mode is set on the open file."""
+    target = os.path.realpath(path)
+    perms = _kept_mode(Path(target)) if mode is None else mode
+    folder, name = os.path.split(target)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}-{threading.get_ident()}-{next(_SERIAL)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if sync:
+                os.fsync(fd)
+            os.fchmod(fd, perms)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def write_text_atomically(
