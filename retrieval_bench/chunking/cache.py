@@ -5,11 +5,13 @@ A file's chunks depend only on its bytes, the chunker (name and
 tokenizer) and what its path decides (the language label and whether a
 tree-sitter grammar parses it). They are stored under that key in one SQLite
 file, without the path, which is re-attached when they are read back: the same
-content can live at several paths, and a chunk id is re-derived for the path
-with :func:`~retrieval_bench.contracts.chunker.chunk_id`, exactly as the chunker
-made it. A run over many snapshots of one repository so chunks each distinct
-file once. The process also keeps the chunks it read or made last, per cache
-file and key plus path (bounded), so a file unchanged at its path since an
+content can live at several paths, and a chunk id is rebuilt for the path from
+its stored text hash, exactly as
+:func:`~retrieval_bench.contracts.chunker.chunk_id` makes it (a chunker whose ids
+do not have that form, ``path:start-end:<16 hex digits>``, is not cached). A run
+over many snapshots of one repository so chunks each distinct file once. The
+process also keeps the chunks it read or made last, per cache file and key plus
+path (bounded), so a file unchanged at its path since an
 earlier snapshot of the run costs neither a query nor a decode; the walk still
 hashes every file it reads (:mod:`retrieval_bench.files` reads a read-only file
 of a repository tree once per process).
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from retrieval_bench.chunking.languages import language_for_path, spec_for_path
-from retrieval_bench.contracts.chunker import Chunker, chunk_id
+from retrieval_bench.contracts.chunker import Chunker
 from retrieval_bench.files import SourceFile, WalkReport, iter_source_files
 from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 from retrieval_bench.types import Chunk
@@ -43,6 +45,7 @@ CACHE_ENV = "RBENCH_CHUNK_CACHE"
 CACHE_FILE = "chunks.sqlite"
 _FORMAT = 2  # bump when the stored row layout changes (2: each chunk's text hash)
 _INSERT = "INSERT OR IGNORE INTO chunks (sha, chunker, pathkey, rows) VALUES (?, ?, ?, ?)"
+_HEX = frozenset("0123456789abcdef")
 _HASH_CHARS = 16
 """Hex digits of a text's sha256 in a chunk id (:func:`chunk_id`)."""
 _MEMO_CHUNKS = 400_000
@@ -82,9 +85,19 @@ class ChunkStats:
 
 
 def _derived(chunks: list[Chunk]) -> bool:
-    """Whether every id is the one :func:`chunk_id` derives (else the file is not
-    cached: ids read back must equal fresh ones)."""
-    return all(c.id == chunk_id(c.path, c.start_line, c.end_line, c.text) for c in chunks)
+    """Whether every id has :func:`chunk_id`'s form, ``path:start-end:<16 hex digits>``
+    (else the file is not cached: ids read back must equal fresh ones). The digits are
+    stored with the chunk and read back as they are, so they need not be hashed
+    again here."""
+    for c in chunks:
+        head, _, digits = c.id.rpartition(":")
+        if head != f"{c.path}:{c.start_line}-{c.end_line}" or not _is_hash(digits):
+            return False
+    return True
+
+
+def _is_hash(digits: str) -> bool:
+    return len(digits) == _HASH_CHARS and all(ch in _HEX for ch in digits)
 
 
 def _encode(chunks: list[Chunk]) -> str | None:
@@ -124,7 +137,7 @@ def _decode(path: str, blob: str) -> list[Chunk]:
             raise DamagedRowError("a chunk's language, kind or text is not a string")
         if sym is not None and type(sym) is not str:
             raise DamagedRowError("a chunk's symbol is not a string")
-        if not (type(h) is str and len(h) == _HASH_CHARS and h.isalnum()):
+        if not (type(h) is str and _is_hash(h)):
             raise DamagedRowError("a chunk's text hash is not 16 hex digits")
         out.append(Chunk(f"{path}:{s}-{e}:{h}", path, s, e, lang, kind, sym, text, n))
     return out

@@ -382,5 +382,9 @@ def _fill_store(repo: str, mirror: Path, store: str, blobs: set[tuple[str, bool]
 def _store_blob(dest: str, data: bytes, executable: bool) -> None:
     """Write one blob, read-only: not fsync-ed one by one (a tree is thousands of
     blobs; as before, the rename alone keeps a reader from half a blob)."""
-    os.makedirs(dest.rpartition("/")[0], exist_ok=True)
-    write_bytes_atomically(dest, data, mode=0o555 if executable else 0o444, sync=False)
+    mode = 0o555 if executable else 0o444
+    try:
+        write_bytes_atomically(dest, data, mode=mode, sync=False)
+    except FileNotFoundError:  # its folder is new (made here, not tried for every blob)
+        os.makedirs(dest.rpartition("/")[0], exist_ok=True)
+        write_bytes_atomically(dest, data, mode=mode, sync=False)

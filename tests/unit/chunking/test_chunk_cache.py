@@ -175,3 +175,19 @@ def test_unchanged_files_come_from_the_process_memo(
     assert (stats.files_chunked, stats.files_reused) == (0, 6)
     _, other = _cached(root, ChunkCache(tmp_path / "d" / "chunks.sqlite"))
     assert (other.files_chunked, other.files_reused) == (6, 0)
+
+
+def test_chunks_whose_ids_lack_chunk_ids_form_are_not_cached(tmp_path: Path) -> None:
+    """The cache stores each id's text hash and rebuilds ids from it; a chunker whose
+    ids are not ``path:start-end:<16 hex digits>`` is chunked afresh every time."""
+    from dataclasses import replace
+
+    from retrieval_bench.chunking.cache import _derived
+    from retrieval_bench.files import SourceFile
+
+    chunker = make_chunker("ast")
+    made = chunker.chunk_file(SourceFile("pkg/mod.py", PY, "0" * 64))
+    assert made and _derived(made)
+    for bad in ("c1", f"pkg/other.py:{made[0].start_line}-{made[0].end_line}:{'0' * 16}",
+                made[0].id[:-1], made[0].id[:-16] + "G" * 16):  # fmt: skip
+        assert not _derived([replace(made[0], id=bad), *made[1:]])
