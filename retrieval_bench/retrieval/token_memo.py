@@ -31,6 +31,9 @@ _MEMO_LIMIT = 20_000_000
 """Term ids and counts (int32: at most about 160 MB) one memo holds before it starts
 afresh."""
 
+_KEYS_LIMIT = 200_000
+"""Block keys one memo remembers by their texts before it starts afresh."""
+
 IntArray = np.ndarray
 
 
@@ -82,6 +85,7 @@ class TokenMemo:
         self._blocks: dict[bytes, Block] = {}
         self._paths: dict[str, Block] = {}
         self._texts: dict[str, tuple[IntArray, IntArray]] = {}  # ids, counts
+        self._keys: dict[tuple[str, ...], bytes] = {}  # a block's texts → its key
         self._held = 0
         self._generation = 0 if store is None else store.generation
         self._lock = threading.Lock()  # one vocabulary: threads add to it one at a time
@@ -132,7 +136,7 @@ class TokenMemo:
                 groups.append((i, i + 1))
             else:
                 groups[-1] = (groups[-1][0], i + 1)
-        keys = [block_key(self.analyser, texts[a:b]) for a, b in groups]
+        keys = [self._key(tuple(texts[a:b])) for a, b in groups]
         self._fill(keys, groups, texts)
         blocks = [self._blocks[k] for k in keys]
         if with_paths:
@@ -170,6 +174,16 @@ class TokenMemo:
         words = self.words
         vocab = dict(zip(map(words.__getitem__, order.tolist()), range(len(order)), strict=True))
         return Documents(vocab, local[flat], docs, counts, lengths)
+
+    def _key(self, texts: tuple[str, ...]) -> bytes:
+        """:func:`block_key` of ``texts``, remembered: a snapshot shares most files with
+        the one before, and the same string objects hash and compare at no cost."""
+        key = self._keys.get(texts)
+        if key is None:
+            if len(self._keys) >= _KEYS_LIMIT:
+                self._keys.clear()
+            key = self._keys[texts] = block_key(self.analyser, texts)
+        return key
 
     def _fill(self, keys: list[bytes], groups: list[tuple[int, int]], texts: Sequence[str]) -> None:
         """Put the blocks of ``keys`` the memo lacks in it: from the store, else

@@ -55,6 +55,8 @@ class TrecFormatError(RBenchError, ValueError):
 
 def encode_id(value: str) -> str:
     """``value`` as one whitespace-free TREC field: whitespace and ``%`` percent-encoded."""
+    if "%" not in value and value.split() == [value]:  # nothing to encode (split: C speed)
+        return value
     return "".join(quote(c, safe="") if c == "%" or c.isspace() else c for c in value)
 
 
