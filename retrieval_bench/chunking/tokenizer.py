@@ -59,6 +59,18 @@ class Tokenizer(Protocol):
         ...
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    """``text`` with each lone surrogate (which ``tokenizers`` refuses with a
+    ``TypeError``; a text decoded with ``surrogateescape`` has them) made U+FFFD,
+    one character for one, so offsets stay those of ``text``."""
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 class WordPieceTokenizer:
     """The all-MiniLM-L6-v2 WordPiece tokenizer, via the ``tokenizers`` library."""
 
@@ -84,16 +96,17 @@ class WordPieceTokenizer:
         self._added = re.compile(b"|".join(added), re.IGNORECASE) if added else None
 
     def count(self, text: str) -> int:
-        return len(self._tok.encode(text, add_special_tokens=False).ids)
+        return len(self._tok.encode(_encodable(text), add_special_tokens=False).ids)
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         if not texts:
             return []
-        encodings = self._tok.encode_batch(list(texts), add_special_tokens=False)
+        batch = [_encodable(t) for t in texts]
+        encodings = self._tok.encode_batch(batch, add_special_tokens=False)
         return [len(e.ids) for e in encodings]
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
-        return list(self._tok.encode(text, add_special_tokens=False).offsets)
+        return list(self._tok.encode(_encodable(text), add_special_tokens=False).offsets)
 
     def count_lines(self, lines: Sequence[str]) -> list[int]:
         """``count_batch`` for lines, exact, several times faster on code.

@@ -54,6 +54,17 @@ def test_wordpiece_adds_no_special_tokens_and_does_not_truncate() -> None:
     assert tok.count(long_text) == 1000
 
 
+def test_a_lone_surrogate_counts_as_a_replacement_character() -> None:
+    """``tokenizers`` refuses a str with a lone surrogate (a TypeError that once stopped
+    chunking a file decoded with ``surrogateescape``); it counts as U+FFFD."""
+    tok = get_tokenizer(WORDPIECE)
+    text = 'x = "\udcff"  # odd byte'
+    assert tok.count(text) == tok.count(text.replace("\udcff", "\ufffd"))
+    assert tok.offsets(text) == tok.offsets(text.replace("\udcff", "\ufffd"))
+    assert tok.count_lines([text, "y"]) == [tok.count(text), 1]
+    assert sum(LineText(text + "\nz\n", tok).line_tokens) == tok.count(text) + 1
+
+
 def test_regex_tokenizer_counts_identifiers_and_symbols() -> None:
     tok = get_tokenizer(REGEX_CODE)
     assert tok.count("foo_bar(x, 1)") == 6
