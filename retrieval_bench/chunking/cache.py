@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,9 +46,8 @@ CACHE_ENV = "RBENCH_CHUNK_CACHE"
 CACHE_FILE = "chunks.sqlite"
 _FORMAT = 2  # bump when the stored row layout changes (2: each chunk's text hash)
 _INSERT = "INSERT OR IGNORE INTO chunks (sha, chunker, pathkey, rows) VALUES (?, ?, ?, ?)"
-_HEX = frozenset("0123456789abcdef")
-_HASH_CHARS = 16
-"""Hex digits of a text's sha256 in a chunk id (:func:`chunk_id`)."""
+_HASH = re.compile(r"[0-9a-f]{16}")
+"""The hex digits of a text's sha256 in a chunk id (:func:`chunk_id`)."""
 _MEMO_CHUNKS = 400_000
 """Chunks the process keeps (over all cache files) before it starts afresh."""
 _MEMO: dict[tuple[str, object], dict[tuple[str, str, str], list[Chunk]]] = {}
@@ -97,7 +97,7 @@ def _derived(chunks: list[Chunk]) -> bool:
 
 
 def _is_hash(digits: str) -> bool:
-    return len(digits) == _HASH_CHARS and all(ch in _HEX for ch in digits)
+    return _HASH.fullmatch(digits) is not None
 
 
 def _encode(chunks: list[Chunk]) -> str | None:

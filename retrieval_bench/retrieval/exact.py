@@ -342,6 +342,7 @@ class ExactRetriever(Retriever):
             self.case == "smart" and all(t == t.lower() for t in terms)
         )
         normed = [(t, t.casefold() if insensitive else t) for t in terms]
+        indented_terms = any(t[:1] in (" ", "\t") for t in terms)  # may_define's premise
         file_terms: dict[str, set[str]] = {}
         chunk_terms: dict[str, set[str]] = {}
         chunk_lines: dict[str, set[int]] = {}
@@ -365,7 +366,7 @@ class ExactRetriever(Retriever):
                 cid = chunk.id
                 chunk_terms.setdefault(cid, set()).update(matched)
                 chunk_lines.setdefault(cid, set()).add(line)
-                if issue is not None and may_define(text):
+                if issue is not None and (indented_terms or may_define(text)):
                     chunk_defs.setdefault(cid, set()).update(
                         t for t in matched if defines(text, t, insensitive)
                     )

@@ -365,10 +365,13 @@ _MAYBE_DEFINES = re.compile(
 
 
 def may_define(line: str) -> bool:
-    """False when ``line`` defines no term (:func:`defines` is False for every term):
-    it has no ``=`` and does not start with a definition keyword; one test per line
-    instead of one per term."""
-    return "=" in line or _MAYBE_DEFINES.match(line) is not None
+    """False when ``line`` defines no term that starts with neither a space nor a tab
+    (:func:`defines` is then False for each): it does not start with a definition
+    keyword, and has no ``=`` or starts with a space or tab (an assignment defines
+    only at the start of a line); one test per line instead of one per term."""
+    if _MAYBE_DEFINES.match(line) is not None:
+        return True
+    return line[:1] not in (" ", "\t") and "=" in line
 
 
 def defines(line: str, term: str, ignore_case: bool = True) -> bool:

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ MAX_STORED_LINES = 400_000
 """Searches with more matches than this are not written to the workspace's cache: the
 largest searches cost the most to repeat (ripgrep's JSON decoded line by line)."""
 CACHE_FILE = "rg.sqlite"
-_FORMAT = b"rg-1"  # bump when a match's encoding changes
+_FORMAT = b"rg-2"  # bump when a match's encoding changes (2: by column)
 
 Match = tuple[str, int, str, tuple[str, ...]]
 """One matching line: its path (``/``-separated, relative to the tree), line number,
@@ -69,13 +70,42 @@ def parse_matches(lines: Iterable[str]) -> list[Match]:
     return out
 
 
+def _encode(matches: list[Match]) -> str:
+    """``matches`` by column (the path of each as an index into the distinct paths), so
+    a read checks each column's types at once instead of every field of every row."""
+    paths = list(dict.fromkeys(m[0] for m in matches))
+    where = {p: i for i, p in enumerate(paths)}
+    columns = {
+        "paths": paths,
+        "p": [where[m[0]] for m in matches],
+        "n": [m[1] for m in matches],
+        "t": [m[2] for m in matches],
+        "s": [list(m[3]) for m in matches],
+    }
+    return json.dumps(columns, ensure_ascii=False, separators=(",", ":"))
+
+
+def _only(values: Iterable[Any], kind: type) -> bool:
+    """Whether every one of ``values`` is exactly of type ``kind`` (a JSON ``true`` is
+    no line number)."""
+    return set(map(type, values)) <= {kind}
+
+
 def _decode(blob: str) -> list[Match]:
     try:
-        rows = json.loads(blob)
-        out = [(str(p), int(n), str(t), tuple(map(str, subs))) for p, n, t, subs in rows]
-    except (ValueError, TypeError) as exc:
-        raise DamagedRowError(f"not a list of matches: {exc}") from None
-    return out
+        cols = json.loads(blob)
+        paths, at, lines, texts, subs = (cols[k] for k in ("paths", "p", "n", "t", "s"))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise DamagedRowError(f"not matches by column: {exc}") from None
+    columns = (paths, at, lines, texts, subs)
+    if not all(type(c) is list for c in columns) or len({len(c) for c in columns[1:]}) > 1:
+        raise DamagedRowError("the columns are not lists of one length")
+    if not (_only(paths, str) and _only(at, int) and _only(lines, int) and _only(texts, str)
+            and _only(subs, list) and _only(chain.from_iterable(subs), str)):  # fmt: skip
+        raise DamagedRowError("a column holds a value of another type")
+    if at and not (min(at) >= 0 and max(at) < len(paths)):
+        raise DamagedRowError("a match names a path that is not there")
+    return list(zip(map(paths.__getitem__, at), lines, texts, map(tuple, subs), strict=True))
 
 
 class SearchStore(SQLiteCache):
@@ -96,7 +126,7 @@ class SearchStore(SQLiteCache):
     def put(self, search: tuple[Any, ...], matches: list[Match]) -> None:
         if len(matches) > MAX_STORED_LINES:
             return
-        blob = json.dumps(matches, ensure_ascii=False, separators=(",", ":"))
+        blob = _encode(matches)
         self.insert_many(
             "INSERT OR REPLACE INTO searches (key, rows) VALUES (?, ?)", [(self.key(search), blob)]
         )

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError, ToolMissingError
@@ -19,6 +21,7 @@ from retrieval_bench.retrieval.issue_query import (
     defines,
     is_identifier,
     issue_bag,
+    may_define,
     parse_issue,
 )
 from tests.unit.retrieval.conftest import window_chunks
@@ -207,6 +210,23 @@ def test_issue_bag_weighs_whole_identifiers_unless_parts_are_asked_for() -> None
 )
 def test_defines_tells_a_definition_from_a_mention(line: str, term: str, expected: bool) -> None:
     assert defines(line, term) is expected
+
+
+_PIECES = ["def", "DEF", "class", "async", "fn", "type", "export", "const", "let", " ", "\t",
+           "=", "==", ":", "(", "x", "Parser", "parse_line", "int", "# c"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=8),
+    st.sampled_from(["x", "Parser", "parse_line", "parser"]),
+    st.booleans(),
+)
+def test_a_line_may_define_tells_no_lie(pieces: list[str], term: str, ignore_case: bool) -> None:
+    """``may_define`` is only a filter: a line it rules out defines no term."""
+    line = "".join(pieces)
+    if not may_define(line):
+        assert not defines(line, term, ignore_case)
 
 
 def test_definition_case_sensitivity() -> None:

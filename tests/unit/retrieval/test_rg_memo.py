@@ -94,3 +94,27 @@ def test_a_later_process_reads_the_matches_from_the_workspace_cache(
     monkeypatch.setattr(sqlite_cache, "_SHARED", {})
     monkeypatch.undo()
     assert search() == first
+
+
+def test_matches_round_trip_by_column_and_a_damaged_row_is_refused() -> None:
+    from retrieval_bench.retrieval.rg_memo import _decode, _encode
+    from retrieval_bench.store.sqlite_cache import DamagedRowError
+
+    matches = [
+        ("a.py", 3, "x = ünï", ("x", "ünï")),
+        ("b/c.py", 1, "", ()),
+        ("a.py", 9, "y", ("y",)),
+    ]
+    assert _decode(_encode(matches)) == matches
+    assert _decode(_encode([])) == []
+    good = '{"paths":["a.py"],"p":[0],"n":[3],"t":["x"],"s":[["x"]]}'
+    assert _decode(good) == [("a.py", 3, "x", ("x",))]
+    for bad in (
+        "[[1", "[]", '{"paths":["a.py"]}',
+        good.replace('"p":[0]', '"p":[1]'), good.replace('"p":[0]', '"p":[-1]'),
+        good.replace('"n":[3]', '"n":[true]'), good.replace('"n":[3]', '"n":[3,4]'),
+        good.replace('"t":["x"]', '"t":[7]'), good.replace('"s":[["x"]]', '"s":[[1]]'),
+        good.replace('"paths":["a.py"]', '"paths":[null]'),
+    ):  # fmt: skip
+        with pytest.raises(DamagedRowError):
+            _decode(bad)
