@@ -348,20 +348,25 @@ class ExactRetriever(Retriever):
         chunk_lines: dict[str, set[int]] = {}
         chunk_defs: dict[str, set[str]] = {}
         terms_in: dict[str, set[str]] = {}  # a submatch's text → the terms it contains
+        matched_by: dict[tuple[str, ...], frozenset[str]] = {}  # a line's submatches → terms
+        known_paths, max_columns, chunk_at = self._paths, self.max_columns, corpus.chunk_at
         for path, line, text, subs in self._run_rg(qid, terms):
-            if path not in self._paths or len(text) > self.max_columns:
+            if path not in known_paths or len(text) > max_columns:
                 continue
-            matched: set[str] = set()
-            for found in subs:
-                hit = terms_in.get(found)
-                if hit is None:
-                    text_of = found.casefold() if insensitive else found
-                    hit = terms_in[found] = {term for term, norm in normed if norm in text_of}
-                matched |= hit
+            matched = matched_by.get(subs)
+            if matched is None:
+                found_terms: set[str] = set()
+                for found in subs:
+                    hit = terms_in.get(found)
+                    if hit is None:
+                        text_of = found.casefold() if insensitive else found
+                        hit = terms_in[found] = {term for term, norm in normed if norm in text_of}
+                    found_terms |= hit
+                matched = matched_by[subs] = frozenset(found_terms)
             if not matched:
                 continue
             file_terms.setdefault(path, set()).update(matched)
-            chunk = corpus.chunk_at(path, line)
+            chunk = chunk_at(path, line)
             if chunk is not None:
                 cid = chunk.id
                 chunk_terms.setdefault(cid, set()).update(matched)
