@@ -38,6 +38,7 @@ import numpy as np
 from tree_sitter import Node, Parser
 
 from retrieval_bench.chunking.definition_memo import definition_memo
+from retrieval_bench.chunking.facts_handover import hand_over
 from retrieval_bench.chunking.languages import (
     Definition,
     LanguageSpec,
@@ -57,7 +58,6 @@ from retrieval_bench.chunking.text import (
     pack,
 )
 from retrieval_bench.chunking.tokenizer import DEFAULT_TOKENIZER, get_tokenizer
-from retrieval_bench.chunking.tree_facts import hand_over
 from retrieval_bench.contracts.chunker import Chunker
 from retrieval_bench.contracts.params import StageParams
 from retrieval_bench.files import SourceFile

@@ -4,9 +4,10 @@
 The ``ast`` chunker parses every Python file above its budget with tree-sitter;
 :func:`tree_facts` reads the graph's facts from that tree with one query (matched
 in C: a Python walk over every node costs more than the parse) and
-:func:`hand_over` leaves them for the graph stage, which then parses only the
-files the chunker did not (:mod:`~retrieval_bench.retrieval.code_facts`). Here
-because chunking may not import retrieval (docs/architecture.md#layers).
+:func:`~retrieval_bench.chunking.facts_handover.hand_over` leaves them for the
+graph stage, which then parses only the files the chunker did not
+(:mod:`~retrieval_bench.retrieval.code_facts`). Here because chunking may not
+import retrieval (docs/architecture.md#layers).
 
 The facts follow :func:`~retrieval_bench.retrieval.code_facts.parse_facts`
 (Python's :mod:`ast`) rule for rule: imports in :func:`ast.walk`'s order (by the
@@ -20,12 +21,10 @@ the grammar accepts gives None, as ``ast.parse`` fails there.
 from __future__ import annotations
 
 import builtins
-import hashlib
-import logging
 import re
 import threading
 import unicodedata
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -34,10 +33,6 @@ from operator import attrgetter
 from tree_sitter import Node, Parser, Query, QueryCursor, Tree
 
 from retrieval_bench.chunking.languages import SPECS
-
-log = logging.getLogger(__name__)
-HANDED_SIZE = 5_000
-"""Facts :func:`hand_over` keeps for the graph stage, oldest dropped first."""
 
 
 @dataclass(frozen=True)
@@ -362,47 +357,3 @@ def parse_tree_facts(text: str) -> FileFacts | None:
     """:func:`tree_facts` of ``text``, parsed with the project's Python grammar."""
     source = text.encode("utf-8", "replace")
     return tree_facts(_parser().parse(source), source)
-
-
-_HANDED: OrderedDict[bytes, FileFacts | None] = OrderedDict()
-_HANDED_LOCK = threading.Lock()
-_asked = threading.Event()  # the graph stage has asked for facts in this process
-
-
-def expect_facts() -> None:
-    """The run has a code-graph stage: from now on the chunker hands the facts of the
-    files it parses over (:func:`hand_over`), from the first file of the first
-    snapshot on. Without this call the hand-over starts once the graph stage first
-    asks (:func:`take_handed`), so a run without one pays nothing."""
-    _asked.set()
-
-
-def hand_over(tree: Tree, source: bytes) -> None:
-    """Leave the facts of ``tree`` (a Python file the chunker parsed from ``source``)
-    for :func:`take_handed`, keyed by the sha256 of ``source``: the UTF-8 bytes of
-    the text, which decode to that text like the file's own bytes. Only once the
-    graph stage has asked for facts in this process (a run without one pays nothing),
-    and not for a text with a carriage return (the graph reads it with LF line ends).
-    Never raises: the graph stage parses a file it was not handed."""
-    if not _asked.is_set() or b"\r" in source:
-        return
-    try:
-        facts = tree_facts(tree, source)
-    except Exception:  # a file the rules do not foresee must not stop chunking
-        log.debug("no code-graph facts from the chunker's tree", exc_info=True)
-        return
-    key = b"sha256:" + hashlib.sha256(source).digest()
-    with _HANDED_LOCK:
-        _HANDED[key] = facts
-        while len(_HANDED) > HANDED_SIZE:
-            _HANDED.popitem(last=False)
-
-
-def take_handed(key: bytes) -> tuple[bool, FileFacts | None]:
-    """``(found, facts)`` handed over under ``key`` (``b"sha256:"`` + the file's bytes'
-    sha256 digest), forgotten here; from now on the chunker hands facts over."""
-    _asked.set()
-    with _HANDED_LOCK:
-        if key in _HANDED:
-            return True, _HANDED.pop(key)
-    return False, None

@@ -5,7 +5,7 @@ names (docs/stages.md#code-structure).
 history, remembered by content in the process and on disk. They are read from
 the file's tree-sitter tree (:mod:`~retrieval_bench.chunking.tree_facts`): the
 tree the ``ast`` chunker built when it chunked the file, whose facts it hands
-over (:func:`~retrieval_bench.chunking.tree_facts.hand_over`), so a file is
+over (:func:`~retrieval_bench.chunking.facts_handover.hand_over`), so a file is
 parsed once for both stages; a file the chunker did not parse (one chunk: it fits
 the budget; or its chunks came from the chunk cache) is parsed here. The chunker
 hands facts over once this stage has asked for some in the process: a run
@@ -27,12 +27,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
-from retrieval_bench.chunking.tree_facts import (
-    FileFacts,
-    ImportRef,
-    parse_tree_facts,
-    take_handed,
-)
+from retrieval_bench.chunking.facts_handover import take_handed
+from retrieval_bench.chunking.tree_facts import FileFacts, ImportRef, parse_tree_facts
 
 __all__ = ["FactsStore", "FileFacts", "ImportRef", "cached_facts", "facts_key", "parse_facts"]
 

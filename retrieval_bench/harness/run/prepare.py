@@ -27,7 +27,7 @@ from retrieval_bench.chunking.cache import (
     chunk_cache_enabled,
     chunk_tree_cached,
 )
-from retrieval_bench.chunking.tree_facts import expect_facts
+from retrieval_bench.chunking.facts_handover import expect_facts
 from retrieval_bench.config import BenchmarkConfig, DatasetSpec, StageSpec
 from retrieval_bench.contracts.chunker import Chunker, chunk_tree
 from retrieval_bench.contracts.registry import CHUNKERS, RETRIEVERS

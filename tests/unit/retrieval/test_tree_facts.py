@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_bench.chunking import tree_facts
-from retrieval_bench.chunking.tree_facts import parse_tree_facts, take_handed
+from retrieval_bench.chunking import facts_handover
+from retrieval_bench.chunking.facts_handover import take_handed
+from retrieval_bench.chunking.tree_facts import parse_tree_facts
 from retrieval_bench.contracts import registry
 from retrieval_bench.files import SourceFile
 from retrieval_bench.retrieval import code_facts
@@ -160,7 +161,7 @@ def _handed(source: bytes) -> tuple[bool, object]:
 def asked(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """A process where the graph stage has not asked for facts yet."""
     event = threading.Event()
-    monkeypatch.setattr(tree_facts, "_asked", event)
+    monkeypatch.setattr(facts_handover, "_asked", event)
     return event
 
 
@@ -230,6 +231,6 @@ def test_a_failure_of_the_facts_leaves_the_chunks_alone(
     def broken(*_: object) -> None:
         raise RuntimeError("unforeseen")
 
-    monkeypatch.setattr(tree_facts, "tree_facts", broken)
+    monkeypatch.setattr(facts_handover, "tree_facts", broken)
     assert chunker.chunk_file(SourceFile("m.py", text, "0" * 64)) == expected
     assert _handed(text.encode()) == (False, None)
