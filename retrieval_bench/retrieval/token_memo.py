@@ -6,8 +6,10 @@ texts of an index — chunk texts, or whole files — into :class:`Documents`: t
 ids and counts per document, the vocabulary in the order of first occurrence
 that ``bm25s`` gives it. The texts one file contributes are a *block*, looked up
 in the process memo, then in the workspace's term-count cache
-(:mod:`~retrieval_bench.retrieval.term_store`), and only then tokenised (each
-distinct text once per process). Only for
+(:mod:`~retrieval_bench.retrieval.term_store`), and only then counted (each
+distinct text once per process, by
+:meth:`~retrieval_bench.retrieval.code_tokens.CodeTokenizer.term_counts`: the
+counts of its tokens, no token list). Only for
 :class:`~retrieval_bench.retrieval.code_tokens.CodeTokenizer` (its configuration
 is the key); ``RBENCH_CHUNK_CACHE=0`` turns it off.
 """
