@@ -71,10 +71,8 @@ def write_bytes_atomically(
     and the mode is set on the open file."""
     target = os.path.realpath(path)
     perms = _kept_mode(Path(target)) if mode is None else mode
-    folder, name = os.path.split(target)
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}-{threading.get_ident()}-{next(_SERIAL)}.tmp")
+    fd, tmp = _new_temp(*os.path.split(target))
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             view = memoryview(data)
             while view:
@@ -89,6 +87,20 @@ def write_bytes_atomically(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _new_temp(folder: str, name: str) -> tuple[int, str]:
+    """A new file (created 0600) beside ``name`` in ``folder``, named by process, thread
+    and a counter; a name a killed process left behind is passed over."""
+    for _ in range(100):
+        tmp = os.path.join(
+            folder, f".{name}.{os.getpid()}-{threading.get_ident()}-{next(_SERIAL)}.tmp"
+        )
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temp name beside {os.path.join(folder, name)}")
 
 
 def write_text_atomically(

@@ -127,3 +127,23 @@ def test_a_reader_sees_the_old_or_the_new_file_never_half(tmp_path: Path) -> Non
         assert path.read_text() == "old"  # mid-write the target is untouched
         fh.write(b"w")
     assert path.read_text() == "new"
+
+
+def test_bytes_pass_over_a_temp_name_a_killed_process_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``write_bytes_atomically`` names its temp file by process, thread and counter; a
+    file of that name left by a killed process with the same pid is not touched."""
+    import itertools
+    import os
+    import threading
+
+    from retrieval_bench.store import io
+
+    monkeypatch.setattr(io, "_SERIAL", itertools.count())
+    stale = tmp_path / f".blob.{os.getpid()}-{threading.get_ident()}-0.tmp"
+    stale.write_bytes(b"left behind")
+    write_bytes_atomically(tmp_path / "blob", b"new", mode=0o444)
+    assert (tmp_path / "blob").read_bytes() == b"new" and _mode(tmp_path / "blob") == 0o444
+    assert stale.read_bytes() == b"left behind"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stale.name, "blob"]
