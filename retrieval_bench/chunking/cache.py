@@ -157,34 +157,10 @@ class ChunkCache(SQLiteCache):
     def in_dir(cls, folder: str | Path) -> ChunkCache:
         return cls(Path(folder) / CACHE_FILE)
 
-    def get(self, source: SourceFile, ckey: str) -> list[Chunk] | None:
-        """The cached chunks of ``source`` (ids derived for its path), or None."""
-        memo = self._memo()
-        found = memo.get((source.sha256, ckey, source.path))
-        if found is not None:
-            return found
-        key = (bytes.fromhex(source.sha256), ckey, path_key(source.path))
-
-        def lookup(conn: sqlite3.Connection) -> str | None:
-            sql = "SELECT rows FROM chunks WHERE sha = ? AND chunker = ? AND pathkey = ?"
-            row = conn.execute(sql, key).fetchone()
-            return None if row is None else str(row[0])
-
-        blob = self._guarded(lookup)
-        if blob is None:
-            return None
-        try:
-            chunks = _decode(source.path, blob)
-        except DamagedRowError as exc:
-            sql = "DELETE FROM chunks WHERE sha = ? AND chunker = ? AND pathkey = ?"
-            self.drop_damaged(sql, key, exc)
-            return None
-        self.remember(source, ckey, chunks)
-        return chunks
-
     def get_many(self, sources: list[SourceFile], ckey: str) -> list[list[Chunk] | None]:
-        """:meth:`get` of each of ``sources`` (None: not cached), in one query for those
-        the process memo lacks: a warm snapshot reads its files' rows in batches."""
+        """The cached chunks of each of ``sources`` (ids derived for its path; None: not
+        cached), from the process memo, else in one query for those it lacks: a warm
+        snapshot reads its files' rows in batches."""
         memo = self._memo()
         out: list[list[Chunk] | None] = [memo.get((s.sha256, ckey, s.path)) for s in sources]
         wanted = {bytes.fromhex(s.sha256) for s, c in zip(sources, out, strict=True) if c is None}
