@@ -27,6 +27,7 @@ def retrievers() -> dict[str, type]:
     from retrieval_bench.retrieval.external import ExternalRun
     from retrieval_bench.retrieval.file_bm25 import FileBM25Retriever
     from retrieval_bench.retrieval.fuzzy import FuzzyRetriever
+    from retrieval_bench.retrieval.history import HistoryRetriever
     from retrieval_bench.retrieval.hyde import HydeRetriever
 
     return {
@@ -38,6 +39,7 @@ def retrievers() -> dict[str, type]:
         "hyde": HydeRetriever,
         "dense-adapted": AdaptedDenseRetriever,
         "external": ExternalRun,
+        "history": HistoryRetriever,
     }
 
 

@@ -20,9 +20,10 @@ the same thing, with the same checks. A stage that wraps another nests its
 forwarding each parameter by hand.
 
 What the harness supplies rather than the config — the run's LLM client, the
-embedding and code-facts cache folders — travels in a :class:`StageServices`;
-:meth:`Configurable.from_params` hands each stage the services its class
-declares it uses (``needs_llm``, ``uses_embedding_cache``, ``uses_facts_cache``:
+embedding and code-facts cache folders, the snapshot the corpus was made from —
+travels in a :class:`StageServices`; :meth:`Configurable.from_params` hands each
+stage the services its class declares it uses (``needs_llm``,
+``uses_embedding_cache``, ``uses_facts_cache``, ``uses_snapshot``:
 docs/extending.md).
 """
 
@@ -30,11 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from retrieval_bench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from retrieval_bench.snapshot import Snapshot
 
 
 class StageParams(BaseModel):
@@ -118,6 +122,9 @@ class StageServices:
     (a ``cache_dir`` in the stage's own parameters wins)."""
     facts_cache: str | None = None
     """The code-facts cache folder, for stages declaring ``uses_facts_cache``."""
+    snapshot: Snapshot | None = None
+    """The snapshot the stage's corpus was made from (its kind, source, commit and git
+    repository), for stages declaring ``uses_snapshot``."""
 
 
 NO_SERVICES = StageServices()
@@ -136,6 +143,10 @@ class Configurable:
     cache folder when the config leaves it unset."""
     uses_facts_cache: ClassVar[bool] = False
     """The constructor takes a ``facts_cache`` keyword: the code-facts cache folder."""
+    uses_snapshot: ClassVar[bool] = False
+    """The constructor takes a ``snapshot`` keyword: the
+    :class:`~retrieval_bench.snapshot.Snapshot` its corpus was made from (``history``
+    reads the commit's log)."""
 
     @classmethod
     def from_params(cls, params: StageParams, services: StageServices = NO_SERVICES) -> Self:
@@ -146,6 +157,8 @@ class Configurable:
             keywords["llm"] = services.llm
         if cls.uses_facts_cache and services.facts_cache is not None:
             keywords["facts_cache"] = services.facts_cache
+        if cls.uses_snapshot and services.snapshot is not None:
+            keywords["snapshot"] = services.snapshot
         cache = services.embedding_cache
         if (
             cls.uses_embedding_cache

@@ -45,7 +45,7 @@ from retrieval_bench.contracts.reranker import Reranker
 from retrieval_bench.contracts.retriever import Retriever
 from retrieval_bench.errors import ConfigError
 
-SERVICE_KEYWORDS = ("llm", "facts_cache", "embedding_cache")
+SERVICE_KEYWORDS = ("llm", "facts_cache", "embedding_cache", "snapshot")
 """Keywords :meth:`Registry.create` reads as :class:`StageServices`, not parameters."""
 
 T = TypeVar("T")

@@ -247,8 +247,9 @@ def iter_commits(
     return [_parse_record(rec) for rec in proc.stdout.split(_REC) if rec.strip("\0\n")]
 
 
-def _parse_record(record: str) -> Commit:
-    sha, parents, author, _ctime, subject, body, rest = record.split(_SEP, 6)
+def name_status_changes(rest: str) -> list[tuple[str, str, str]]:
+    """(status, old path, new path) of each file of a ``git log -z --name-status``
+    record's tail (the old and new path are one path unless renamed or copied)."""
     tokens = rest.lstrip("\0\n").split("\0")
     changes: list[tuple[str, str, str]] = []
     i = 0
@@ -265,4 +266,10 @@ def _parse_record(record: str) -> Commit:
             i += 2
         else:
             break
+    return changes
+
+
+def _parse_record(record: str) -> Commit:
+    sha, parents, author, _ctime, subject, body, rest = record.split(_SEP, 6)
+    changes = name_status_changes(rest)
     return Commit(sha, tuple(parents.split()), author, subject.strip(), body, tuple(changes))

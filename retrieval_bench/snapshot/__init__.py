@@ -60,6 +60,11 @@ class Snapshot:
     kind: SnapshotKind
     fingerprint: str
     """Content identity: folder → sha256 of its files, git → commit sha, pypi → sdist sha256."""
+    git_dir: Path | None = None
+    """The git repository that holds the commit (its bare mirror in the cache), for the
+    kinds that are a commit (``git``, ``repo``: ``fingerprint`` is the commit's sha);
+    None for the others. The ``history`` stage reads the commit log here
+    (docs/stages.md#history)."""
 
 
 def open_snapshot(
@@ -147,7 +152,7 @@ def _open_git(spec: str, url: str, rev: str, cache_dir: Path) -> Snapshot:
     tree = cache_dir / "git-trees" / sha
     if not (tree / ".git").exists():
         build_aside(tree, lambda new: _checkout(spec, mirror, sha, new))
-    return Snapshot(tree, spec, "git", sha)
+    return Snapshot(tree, spec, "git", sha, git_dir=mirror)
 
 
 def _checkout(spec: str, mirror: Path, sha: str, work: Path) -> None:

@@ -186,7 +186,7 @@ def open_repo(
     if not dest.is_dir():
         build_aside(dest, lambda new: _archive(repo, mirror, sha, new))
     short = commit.strip()[:12] + ("^" if parent else "")
-    return Snapshot(dest, f"{repo}@{short}", "repo", sha)
+    return Snapshot(dest, f"{repo}@{short}", "repo", sha, git_dir=mirror)
 
 
 def _tree_of(mirror: Path, sha: str) -> str:

@@ -58,7 +58,10 @@ def test_query_help_lists_choices_and_defaults(capsys: pytest.CaptureFixture[str
         main(["query", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     # the registry's names
-    assert "one of bm25, bm25-files, dense, dense-adapted, exact, external, fuzzy, hyde" in out
+    assert (
+        "one of bm25, bm25-files, dense, dense-adapted, exact, external, fuzzy, history, hyde"
+        in out
+    )
     assert "one of ast, truncate, window" in out
     assert "(default: 10)" in out and "(default: dense)" in out and "(default: ast)" in out
     assert "(default: None)" not in out

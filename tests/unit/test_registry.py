@@ -76,8 +76,14 @@ def test_built_in_retrievers_declare_what_the_harness_must_give_them() -> None:
         "exact": (True, False, False),
         "external": (False, False, False),
         "fuzzy": (False, False, False),
+        "history": (False, False, False),
         "hyde": (True, True, False),
     }
+    # only history is handed the snapshot (its commit and mirror: docs/stages.md#history)
+    given = [n for n in RETRIEVERS.names() if RETRIEVERS.type_of(n).uses_snapshot]
+    assert given == ["history"]
+    for kind in (FUSIONS, RERANKERS):
+        assert not any(kind.type_of(n).uses_snapshot for n in kind.names())
 
 
 def test_built_in_fusions_and_rerankers_declare_training_and_llm_use() -> None:

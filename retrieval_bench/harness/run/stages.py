@@ -96,8 +96,8 @@ class StageContext:
         plan's, :mod:`retrieval_bench.plan`; a graph not compiled into a plan gives
         its entry's keys, read as the class's ``Params`` here) and the run's
         services: the LLM (the lazy handle, reporting its calls as this stage's
-        progress: the server starts only if the stage calls it) and the
-        workspace's embedding and code-facts caches
+        progress: the server starts only if the stage calls it), the
+        workspace's embedding and code-facts caches and the dataset's snapshot
         (:class:`~retrieval_bench.contracts.params.StageServices`; each stage gets
         the ones its class declares it uses)."""
         spec = node.spec
@@ -109,6 +109,7 @@ class StageContext:
             llm=self.tracked(self.llm, spec.label) if stages.type_of(spec.name).needs_llm else None,
             embedding_cache=None if ws is None else str(ws.embeddings_uri),
             facts_cache=None if ws is None else str(ws.cache_dir / "facts"),
+            snapshot=getattr(self.ds, "snapshot", None),  # a context without a dataset: none
         )
         return stages.create(spec.name, params, services)
 
