@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_bench.cli.compare import add_compare_parser
 from retrieval_bench.cli.dataset import cmd_dataset
 from retrieval_bench.cli.eval import cmd_eval
+from retrieval_bench.cli.fit_dense import add_fit_dense_parser
 from retrieval_bench.cli.fit_functions import add_fit_functions_parser
 from retrieval_bench.cli.fit_ltr import add_fit_ltr_parser
 from retrieval_bench.cli.index import add_walk_flags, cmd_index, cmd_query
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dataset(sub)
     add_fit_ltr_parser(sub, _positive_int)
     add_fit_functions_parser(sub, _positive_int)
+    add_fit_dense_parser(sub, _positive_int)
     _add_prompts(sub)
     _add_serve(sub)
     return p

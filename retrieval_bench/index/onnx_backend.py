@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ import numpy as np
 
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.index.runtime import resolve_threads
+from retrieval_bench.index.trained_model import shipped_onnx
 from retrieval_bench.loads import timed_load
 from retrieval_bench.store.corrupt import file_id, recover_cache
 
@@ -68,9 +71,9 @@ def export_dir(model_path: Path, models_dir: Path) -> Path:
     return models_dir / f"{model_path.name}-onnx-{_model_digest(model_path)}"
 
 
-def _export(model_path: Path, new: Path) -> None:
+def export_onnx(model_path: Path, new: Path) -> None:
     """The transformer of ``model_path`` as ``model.onnx`` and ``model-int8.onnx`` in
-    the new folder ``new``."""
+    the new folder ``new`` (also what ``rbench fit-dense`` ships in a model folder)."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel
@@ -96,7 +99,10 @@ def _export(model_path: Path, new: Path) -> None:
         torch.zeros((2, 8), dtype=torch.int64),
     )
     axes = {0: "batch", 1: "tokens"}
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        # the tracer's notes on constants it keeps (masks, shapes) are about graphs that
+        # branch on them; this one does not (checked: onnx_vs_torch.py, the int8 check)
+        warnings.simplefilter("ignore")
         torch.onnx.export(
             Encoder().eval(),
             example,
@@ -109,9 +115,18 @@ def _export(model_path: Path, new: Path) -> None:
         )
     # per-channel int8 weights: per-tensor scales lose too much (cosine to PyTorch
     # 0.87 at worst on code chunks, against 0.98 per channel; onnx_vs_torch.py)
-    quantize_dynamic(
-        new / "model.onnx", new / "model-int8.onnx", weight_type=QuantType.QInt8, per_channel=True
-    )
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # its advice to pre-process first goes to the root logger
+    try:
+        quantize_dynamic(
+            new / "model.onnx",
+            new / "model-int8.onnx",
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+        )
+    finally:
+        root.setLevel(level)
 
 
 def exported_model(model_path: Path, models_dir: Path, quantized: bool) -> Path:
@@ -127,7 +142,7 @@ def exported_model(model_path: Path, models_dir: Path, quantized: bool) -> Path:
             recover_cache(dest, file_id(dest), WHAT, FileNotFoundError(f"no {missing[0]}"))
         if missing:
             with timed_load("onnx export"):
-                build_aside(dest, lambda new: _export(model_path, new))
+                build_aside(dest, lambda new: export_onnx(model_path, new))
     return dest / ("model-int8.onnx" if quantized else "model.onnx")
 
 
@@ -156,6 +171,22 @@ def open_session(
         recover_cache(path.parent, opened, WHAT, RuntimeError(f"{path.name}: {why}"))
     path = exported_model(model_path, models_dir, quantized)
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def open_shipped(path: Path, options: Any) -> Any:
+    """An ONNX Runtime session of a model folder's own export (``rbench fit-dense``'s
+    ``onnx/``): a file ONNX Runtime cannot parse is a one-line :class:`ConfigError`
+    (the folder is the user's, not derived data: it is never moved aside)."""
+    import onnxruntime
+
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        if not is_damaged(exc):
+            raise
+        why = " ".join(str(exc).split())
+        raise ConfigError(f"model file {path} cannot be read by ONNX Runtime ({why}); "
+                          "restore the model folder or train it again") from exc  # fmt: skip
 
 
 class OnnxEmbedder:
@@ -188,14 +219,18 @@ class OnnxEmbedder:
                 from tokenizers import Tokenizer
 
                 quantized = self.backend == "onnx-int8"
-                path = exported_model(self.model_path, self.models_dir, quantized)
+                shipped = shipped_onnx(self.model_path, quantized)
+                path = shipped or exported_model(self.model_path, self.models_dir, quantized)
                 with timed_load("embedding model"):
                     options = onnxruntime.SessionOptions()
                     if self.threads is not None:
                         options.intra_op_num_threads = self.threads
-                    self._session = open_session(
-                        path, self.model_path, self.models_dir, quantized, options
-                    )
+                    if shipped is not None:  # the model folder's own: never moved aside
+                        self._session = open_shipped(shipped, options)
+                    else:
+                        self._session = open_session(
+                            path, self.model_path, self.models_dir, quantized, options
+                        )
                     tok = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
                     config = json.loads((self.model_path / "sentence_bert_config.json").read_text())
                     tok.enable_truncation(max_length=int(config.get("max_seq_length", 256)))

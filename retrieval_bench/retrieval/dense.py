@@ -47,6 +47,7 @@ from retrieval_bench.index.embed import (
     SentenceTransformerEmbedder,
 )
 from retrieval_bench.index.embedders import make_embedder, query_windows, token_budget
+from retrieval_bench.index.trained_model import embedding_format, read_manifest
 from retrieval_bench.retrieval.linear_adapter import LinearAdapter, load_adapter
 from retrieval_bench.types import Run
 from retrieval_bench.workspace import Workspace
@@ -60,6 +61,15 @@ def _vectors_of(table: Any) -> np.ndarray:
     from retrieval_bench.index.store import vectors_of
 
     return vectors_of(table)
+
+
+def trained_model_name(path: Path) -> str:
+    """The cache name of a model folder: its folder name, and for a folder written by
+    ``rbench fit-dense`` its weights' fingerprint too, so two trainings saved under one
+    name never share cached vectors (docs/stages.md#fit-dense)."""
+    manifest = read_manifest(path)
+    fingerprint = manifest.get("fingerprint") if manifest else None
+    return f"{path.name}-{fingerprint[:12]}" if isinstance(fingerprint, str) else path.name
 
 
 def _onnx_embedder(
@@ -78,7 +88,7 @@ def _onnx_embedder(
     if model is not None and MODEL_ALIASES.get(model.strip()) != DEFAULT_MODEL_NAME:
         raise ConfigError(f"dense: backend {backend!r} runs sentence-transformers models only")
     path = Path(model_path) if model_path else default_model_path()
-    name = DEFAULT_MODEL_NAME if not model_path else path.name
+    name = DEFAULT_MODEL_NAME if not model_path else trained_model_name(path)
     cache = Path(cache_dir).parent if cache_dir else Workspace.default().cache_dir
     return OnnxEmbedder(path, cache / "models", backend=backend, name=name, threads=threads)
 
@@ -146,6 +156,23 @@ class DenseRetriever(Retriever):
             embedder = make_embedder(
                 p.model, device=p.device, batch_size=p.batch_size, threads=p.threads
             )
+        self.format = embedding_format(p.model_path)
+        """What a ``fit-dense`` model folder asks for: a query prefix, the path before a
+        chunk's text (docs/stages.md#fit-dense); plain for any other model."""
+        if embedder is None and p.model_path is not None:
+            manifest = read_manifest(p.model_path)
+            if manifest is not None and manifest.get("onnx_only"):
+                raise ConfigError(
+                    f"dense: model folder {p.model_path} ships only its int8 ONNX export; "
+                    "use backend: onnx-int8"
+                )
+            embedder = SentenceTransformerEmbedder(
+                p.model_path,
+                device=p.device,
+                batch_size=p.batch_size,
+                threads=p.threads,
+                name=trained_model_name(Path(p.model_path)),
+            )
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
             p.model_path, device=p.device, batch_size=p.batch_size, threads=p.threads
         )
@@ -166,8 +193,12 @@ class DenseRetriever(Retriever):
 
     @classmethod
     def uses_vector_index_for(cls, params: Mapping[str, Any]) -> bool:
-        """An ONNX backend's vectors are not the LanceDB index's (PyTorch's)."""
+        """An ONNX backend's vectors are not the LanceDB index's (PyTorch's), nor are a
+        ``fit-dense`` model's, which embeds a chunk with its path."""
         backend: object = params.get("backend", "torch")
+        model_path: object = params.get("model_path")
+        if isinstance(model_path, str) and not embedding_format(model_path).plain:
+            return False
         return backend == "torch"
 
     @property
@@ -191,7 +222,7 @@ class DenseRetriever(Retriever):
         embedded = cached = 0
         if todo:
             self.cached_embedder.reset_counters()
-            fresh = self.cached_embedder.embed([c.text for c in todo])
+            fresh = self.cached_embedder.embed([self.format.document(c.path, c.text) for c in todo])
             known.update(zip((c.id for c in todo), fresh, strict=True))
             embedded, cached = self.cached_embedder.misses, self.cached_embedder.hits
         self.index_stats = {
@@ -245,7 +276,7 @@ class DenseRetriever(Retriever):
                 cols = self._top_k(scores, k)
                 run.scores[qid] = {self._ids[c]: float(scores[c]) for c in cols}
             return run
-        q = self.cached_embedder.embed_queries([queries[qid] for qid in qids])
+        q = self.cached_embedder.embed_queries([self.format.query(queries[qid]) for qid in qids])
         q = self.transform_queries(np.asarray(q, dtype=np.float32))
         for start in range(0, len(qids), _QUERY_BLOCK):
             block = q[start : start + _QUERY_BLOCK] @ self._matrix.T
@@ -260,7 +291,7 @@ class DenseRetriever(Retriever):
         if budget is None:
             raise ConfigError(f"dense: query_mode chunked: no token count for {self.embedder!r}")
         windows = query_windows(query, *budget)
-        q = self.cached_embedder.embed_queries(windows)
+        q = self.cached_embedder.embed_queries([self.format.query(w) for w in windows])
         sims = self.transform_queries(np.asarray(q, dtype=np.float32)) @ self._matrix.T
         pooled = sims.max(axis=0) if self.query_pool == "max" else sims.mean(axis=0)
         return np.asarray(pooled, dtype=np.float32)

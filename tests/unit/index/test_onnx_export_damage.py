@@ -51,7 +51,7 @@ def exports(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         for name in ("model.onnx", "model-int8.onnx"):
             (new / name).write_bytes(tiny)
 
-    monkeypatch.setattr(onnx_backend, "_export", fake_export)
+    monkeypatch.setattr(onnx_backend, "export_onnx", fake_export)
     return calls
 
 
