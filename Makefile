@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 # later installs take seconds. Keep the build's parallelism bounded on small machines.
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean
+.PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean model-code-dense
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -76,3 +76,12 @@ bench-devsets: install
 
 clean:
 	rm -rf .rbench .pytest_cache .mypy_cache .ruff_cache
+
+## Re-train the shipped code retriever benchmarks/models/code-minilm-history with rbench fit-dense
+## (13 non-SWE-bench histories from ../shared/data/repos; about 45 min on 2 CPUs; docs/stages.md#fit-dense)
+DATA ?= ../shared/data
+TRAIN_REPOS := aiohttp attrs black celery click dvc falcon httpx isort jinja pydantic starlette tornado
+model-code-dense: install
+	$(VENV)/bin/rbench fit-dense $(foreach r,$(TRAIN_REPOS),$(DATA)/repos/$(r).bundle) \
+	  --out benchmarks/models/code-minilm-history --force --last 300 --max-questions 50 \
+	  --query-prefix "query: " --onnx-only

@@ -202,6 +202,7 @@ def _manifest(
     device: str,
     started: datetime,
 ) -> dict[str, Any]:
+    from retrieval_bench.index.embed import DEFAULT_MODEL_NAME
     from retrieval_bench.index.onnx_backend import export_dir
     from retrieval_bench.store.provenance import package_versions
 
@@ -213,7 +214,10 @@ def _manifest(
         "created_by": "rbench fit-dense",
         "command": _command(args),
         "started": started.isoformat(timespec="seconds"),
-        "base_model": {"name": base.name, "export": export_dir(base, Path("")).name},
+        "base_model": {
+            "name": base.name if args.base else DEFAULT_MODEL_NAME,
+            "export": export_dir(base, Path("")).name,
+        },
         "inference": {"query_prefix": settings.query_prefix, "document_path": True},
         "training": {
             "repositories": [

@@ -56,6 +56,26 @@ def int8_agreement(folder: Path, texts: Sequence[str]) -> dict[str, float]:
     }
 
 
+def model_card(manifest: dict[str, Any]) -> str:
+    """The folder's README: what the model is, how it was trained, how to use it (the base
+    model's card, which sentence-transformers copies, would describe another model)."""
+    t, hp = manifest["training"], manifest["hyper_parameters"]
+    repos = ", ".join(r["name"] for r in t["repositories"])
+    return (
+        f"# A code retriever trained by `rbench fit-dense`\n\n"
+        f"Fine-tuned from {manifest['base_model']['name']} (Apache-2.0) on {t['kept']} "
+        f"(commit message, modified function) pairs mined from the git histories of {repos}, "
+        f"with {t['selection']['hard_negatives']} hard negative(s) per pair from the same "
+        f"snapshot, InfoNCE, "
+        f"{hp['epochs']} epoch(s), learning rate {hp['learning_rate']}, seed {hp['seed']}.\n\n"
+        f"Use it with the `dense` stage of retrieval-bench: `{{name: dense, model_path: "
+        f"<this folder>, backend: onnx-int8}}`. Queries are prefixed with "
+        f"{manifest['inference']['query_prefix']!r}; a chunk is embedded after its file's "
+        f"path. Everything about the training (repositories and commit ranges, data "
+        f"fingerprint, command line, versions) is in `{MANIFEST}`.\n"
+    )
+
+
 def write_model_folder(
     dest: Path,
     model: Any,
@@ -79,6 +99,7 @@ def write_model_folder(
             for name in ("model.safetensors", "pytorch_model.bin", f"{ONNX_DIR}/model.onnx"):
                 (new / name).unlink(missing_ok=True)
         manifest["onnx_only"] = onnx_only
+        (new / "README.md").write_text(model_card(manifest), encoding="utf-8")
         manifest["fingerprint"] = weights_fingerprint(new)
         manifest["files"] = {
             str(p.relative_to(new)): p.stat().st_size

@@ -97,7 +97,6 @@ def train(
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()

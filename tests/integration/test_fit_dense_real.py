@@ -81,6 +81,9 @@ def test_fit_dense_trains_exports_and_the_dense_stage_reads_it(
     assert (out / "onnx" / "model-int8.onnx").is_file()
     assert not (out / "model.safetensors").exists() and not (out / "onnx" / "model.onnx").exists()
     assert manifest["fingerprint"] == weights_fingerprint(out)
+    card = (out / "README.md").read_text()
+    assert card.startswith("# A code retriever trained by `rbench fit-dense`")
+    assert "all-MiniLM-L6-v2" in card and "httplib" in card
     assert "--onnx-only" in manifest["command"] and str(repo.path) in manifest["command"]
 
     dense = DenseRetriever(model_path=str(out), backend="onnx-int8",
