@@ -153,40 +153,48 @@ def is_damaged(exc: BaseException) -> bool:
     return isinstance(exc, InvalidProtobuf | InvalidGraph)
 
 
+class DamagedModelFile(Exception):
+    """ONNX Runtime refused a model file's bytes; the message is its reason, on one line."""
+
+
+def _session(path: Path, options: Any) -> Any:
+    """An ONNX Runtime session of ``path`` on the CPU; :class:`DamagedModelFile` when
+    ONNX Runtime cannot parse the file (other errors as they are)."""
+    import onnxruntime
+
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        if not is_damaged(exc):
+            raise
+        raise DamagedModelFile(" ".join(str(exc).split())) from exc
+
+
 def open_session(
     path: Path, model_path: Path, models_dir: Path, quantized: bool, options: Any
 ) -> Any:
     """An ONNX Runtime session of ``path``, what :func:`exported_model` gave for
     ``model_path``; an export file ONNX Runtime cannot parse (overwritten, truncated)
     has its folder moved aside with one warning and is exported again, once."""
-    import onnxruntime
-
     opened = file_id(path.parent)
     try:
-        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:
-        if not is_damaged(exc):
-            raise
-        why = " ".join(str(exc).split())
-        recover_cache(path.parent, opened, WHAT, RuntimeError(f"{path.name}: {why}"))
-    path = exported_model(model_path, models_dir, quantized)
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        return _session(path, options)
+    except DamagedModelFile as exc:
+        recover_cache(path.parent, opened, WHAT, RuntimeError(f"{path.name}: {exc}"))
+    return _session(exported_model(model_path, models_dir, quantized), options)
 
 
 def open_shipped(path: Path, options: Any) -> Any:
     """An ONNX Runtime session of a model folder's own export (``rbench fit-dense``'s
     ``onnx/``): a file ONNX Runtime cannot parse is a one-line :class:`ConfigError`
     (the folder is the user's, not derived data: it is never moved aside)."""
-    import onnxruntime
-
     try:
-        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:
-        if not is_damaged(exc):
-            raise
-        why = " ".join(str(exc).split())
-        raise ConfigError(f"model file {path} cannot be read by ONNX Runtime ({why}); "
-                          "restore the model folder or train it again") from exc  # fmt: skip
+        return _session(path, options)
+    except DamagedModelFile as exc:
+        raise ConfigError(
+            f"model file {path} cannot be read by ONNX Runtime ({exc}); "
+            "restore the model folder or train it again"
+        ) from exc
 
 
 class OnnxEmbedder:
