@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from retrieval_bench.config import BenchmarkConfig
 from retrieval_bench.contracts import registry
 from retrieval_bench.contracts.chunker import Chunker
+from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.harness.run.prepare import (
     build_corpus,
@@ -27,6 +28,7 @@ from retrieval_bench.harness.run.prepare import (
 from retrieval_bench.harness.run.runner import BenchmarkResult, run_benchmark
 from retrieval_bench.plan import Plan, load_plan
 from retrieval_bench.progress import Progress, for_label
+from retrieval_bench.runs.file_ids import entity_of, file_path
 from retrieval_bench.snapshot import open_snapshot
 from retrieval_bench.specs import StageSpec
 from retrieval_bench.types import Chunk
@@ -122,10 +124,32 @@ def query(
         ignore=ignore,
         include=include,
     )
+    if getattr(registry.get("retrievers", retriever), "uses_snapshot", False):
+        params = {**params, "snapshot": snapshot}  # e.g. history: the commit it reads
     searcher = registry.create("retrievers", retriever, **params)
     searcher.index(corpus, store if searcher.uses_vector_index else None)
     run_ = searcher.search({"q": question}, n)
-    return [(corpus.by_id[c], s) for c, s in run_.ranked("q")]
+    return [(_hit(corpus, c), s) for c, s in run_.ranked("q")]
+
+
+def _hit(corpus: Corpus, doc_id: str) -> Chunk:
+    """The chunk ``doc_id`` names; for a file-level id (``file:<path>``, as ``bm25-files``
+    and ``history`` return, or ``entity:<path>:<name>``) a chunk standing for the whole
+    file: its chunks' span, ``kind`` ``file``, the entity's name as its symbol."""
+    found = corpus.by_id.get(doc_id)
+    if found is not None:
+        return found
+    path = file_path(doc_id)
+    chunks = corpus.chunks_of(path) if path is not None else ()
+    if path is None or not chunks:
+        raise KeyError(f"{doc_id!r} names no chunk or file of the corpus")
+    entity = entity_of(doc_id)
+    return Chunk(
+        id=doc_id, path=path, start_line=min(c.start_line for c in chunks),
+        end_line=max(c.end_line for c in chunks), language=chunks[0].language, kind="file",
+        symbol=entity.rpartition(":")[2] if entity else None, text="",
+        n_tokens=sum(c.n_tokens for c in chunks),
+    )  # fmt: skip
 
 
 def compare(

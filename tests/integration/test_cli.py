@@ -55,6 +55,18 @@ def test_query_finds_the_token_check(
     assert any(h["path"] == "src/shopapi/auth/tokens.py" for h in hits)
 
 
+def test_query_with_a_file_ranker_names_whole_files(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bm25-files`` ranks files (``file:<path>`` ids): each hit stands for its whole file."""
+    args = ["query", str(FIXTURES / "shopapi"), "where are auth tokens verified?"]
+    assert main([*args, "--retriever", "bm25-files", "-n", "3", "--json"]) == EXIT_OK
+    hits = json.loads(capsys.readouterr().out)
+    assert 0 < len(hits) <= 3 and len({h["path"] for h in hits}) == len(hits)
+    assert all(h["kind"] == "file" and h["start_line"] == 1 for h in hits)
+    assert "src/shopapi/auth/tokens.py" in [h["path"] for h in hits]
+
+
 def test_dataset_mine_from_git_history(
     tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
