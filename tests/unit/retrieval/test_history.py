@@ -163,7 +163,10 @@ def test_the_log_is_read_once_and_the_cache_serves_the_next_process(repo, tmp_pa
     snap, corpus = _at(repo, tmp_path, 4)
     stage = HistoryRetriever(snapshot=snap)
     stage.index(corpus)
-    assert stage.history is not None and stage.history.log.read_from_git == 4
+    # the first read takes HEAD's whole first-parent line (5 commits), not only the 4
+    # the snapshot sees: later snapshots then need no git at all
+    assert stage.history is not None and stage.history.log.read_from_git == 5
+    assert len(stage.history.rows) == 4
     first = stage.search({"q": "parser crash"}, 10).scores
     assert (tmp_path / "cache" / "history" / "history.sqlite").is_file()
     forget_logs()
@@ -171,10 +174,17 @@ def test_the_log_is_read_once_and_the_cache_serves_the_next_process(repo, tmp_pa
     again.index(_at(repo, tmp_path, 4)[1])  # a new process: a new corpus
     assert again.history is not None and again.history.log.read_from_git == 0
     assert again.search({"q": "parser crash"}, 10).scores == first
-    later, later_corpus = _at(repo, tmp_path, 5)  # one more commit: only it is read
+    later, later_corpus = _at(repo, tmp_path, 5)  # one more commit: already in the cache
     newer = HistoryRetriever(snapshot=later)
     newer.index(later_corpus)
-    assert newer.history is not None and newer.history.log.read_from_git == 1
+    assert newer.history is not None and newer.history.log.read_from_git == 0
+    assert len(newer.history.rows) == 5
+    git, shas = repo
+    shas.append(git.commit("Add a sixth commit after HEAD was read", {"src/late.py": "x = 1\n"}))
+    newest, newest_corpus = _at(repo, tmp_path, 6)  # past the HEAD read: only it is read
+    last = HistoryRetriever(snapshot=newest)
+    last.index(newest_corpus)
+    assert last.history is not None and last.history.log.read_from_git == 1
 
 
 def test_a_damaged_cache_is_moved_aside_and_rebuilt(repo, tmp_path, caplog, monkeypatch) -> None:
