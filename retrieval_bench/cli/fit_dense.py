@@ -62,12 +62,14 @@ def repo_name(source: str) -> tuple[str, str]:
 
 
 def cmd_fit_dense(args: argparse.Namespace) -> int:
+    from retrieval_bench.dense_training.model_folder import write_model_folder
     from retrieval_bench.dense_training.questions import mine_questions
     from retrieval_bench.dense_training.selection import as_embed, select
     from retrieval_bench.dense_training.trainer import TrainSettings, train
     from retrieval_bench.index.embed import CachedEmbedder, EmbeddingCache, default_model_path
     from retrieval_bench.index.onnx_backend import OnnxEmbedder
     from retrieval_bench.index.runtime import resolve_device
+    from retrieval_bench.progress import for_label
     from retrieval_bench.snapshot.mirrors import open_mirror
 
     out = _check_out(Path(args.out), args.force)
@@ -103,7 +105,7 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
                     pool_files=args.pool_files,
                     pool_size=args.pool_size,
                     seed=args.seed,
-                    progress=_bar(progress, f"mine {name}", "questions"),
+                    progress=for_label(progress, f"mine {name}"),
                 )
             )
         questions = [q for m in mined for q in m.questions]
@@ -127,7 +129,7 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
             as_embed(embedder),
             filter_top=args.filter_top,
             hard_negatives=args.hard_negatives,
-            progress=_bar(progress, "base model", "texts"),
+            progress=for_label(progress, "base model"),
         )
         if not chosen.instances:
             raise DatasetError(
@@ -152,14 +154,14 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
             chosen.instances,
             settings,
             device=device,
-            progress=_bar(progress, "train", "steps"),
+            progress=for_label(progress, "train"),
         )
     manifest = _manifest(args, base, mined, chosen, settings, stats, device, started)
     manifest["seconds"] = round(time.perf_counter() - clock, 1)
     check = [i.positive for i in chosen.instances[:64]] + [i.query for i in chosen.instances[:64]]
     if out.exists():  # --force: the old folder goes only once the new one is trained
         shutil.rmtree(out)
-    written = write_model_folder_(out, model, manifest, check, args.onnx_only)
+    written = write_model_folder(out, model, manifest, check_texts=check, onnx_only=args.onnx_only)
     summary = {k: written[k] for k in ("training", "train", "int8_check", "fingerprint")}
     summary["out"] = str(out)
     if args.json:
@@ -167,14 +169,6 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
     else:
         _print_summary(written, out)
     return EXIT_OK
-
-
-def write_model_folder_(
-    out: Path, model: Any, manifest: dict[str, Any], check: list[str], onnx_only: bool
-) -> dict[str, Any]:
-    from retrieval_bench.dense_training.model_folder import write_model_folder
-
-    return write_model_folder(out, model, manifest, check_texts=check, onnx_only=onnx_only)
 
 
 def _check_out(out: Path, force: bool) -> Path:
@@ -186,10 +180,6 @@ def _check_out(out: Path, force: bool) -> Path:
     if out.exists() and not force:
         raise ConfigError(f"fit-dense: --out {out} exists; choose another folder or --force")
     return out.resolve()
-
-
-def _bar(progress: Any, label: str, unit: str) -> Callable[[int, int], None]:
-    return lambda done, total: progress(label, done, total, unit)
 
 
 def _manifest(

@@ -44,7 +44,6 @@ def int8_agreement(folder: Path, texts: Sequence[str]) -> dict[str, float]:
     check that quantizing held the model: minimum and mean)."""
     from retrieval_bench.index.onnx_backend import OnnxEmbedder
 
-    sims = []
     exact = OnnxEmbedder(folder, folder / ".unused", backend="onnx", name="check")
     small = OnnxEmbedder(folder, folder / ".unused", backend="onnx-int8", name="check")
     a, b = exact.embed(list(texts)), small.embed(list(texts))

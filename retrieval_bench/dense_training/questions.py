@@ -68,7 +68,7 @@ def mine_questions(
     pool_files: int,
     pool_size: int,
     seed: int,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> MinedQuestions:
     """The newest ``max_questions`` questions among the newest ``last`` first-parent
     commits of ``mirror`` (module doc)."""
@@ -101,7 +101,7 @@ def mine_questions(
             result.first_commit = result.first_commit or commit
             result.last_commit = commit
         if progress is not None:
-            progress(done, len(examples))
+            progress(done, len(examples), "questions")
     return result
 
 

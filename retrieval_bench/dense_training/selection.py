@@ -55,7 +55,7 @@ def select(
     filter_top: int,
     hard_negatives: int,
     step: int = 512,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> Selection:
     """Score every question's positives and pool with ``embed`` (the base model, texts →
     unit rows), filter the pairs and pick the hard negatives (module doc)."""
@@ -71,7 +71,7 @@ def select(
         part = texts[start : start + step]
         vectors.update(zip(part, embed(part), strict=True))
         if progress is not None:
-            progress(min(start + step, len(texts)), len(texts))
+            progress(min(start + step, len(texts)), len(texts), "texts")
     out = Selection()
     for q in questions:
         query = vectors[q.query]

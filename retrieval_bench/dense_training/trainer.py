@@ -90,7 +90,7 @@ def train(
     settings: TrainSettings,
     *,
     device: str,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[Any, TrainStats]:
     """Fine-tune the sentence-transformers model at ``base`` on ``instances``; the model
     (in eval mode, its ``max_seq_length`` as loaded) and the statistics."""
@@ -140,7 +140,7 @@ def train(
             stats.steps += 1
             stats.sequences += sum(len(c) for c in columns)
             if progress is not None:
-                progress(stats.steps, total)
+                progress(stats.steps, total, "steps")
     stats.seconds = time.perf_counter() - started
     model.eval()
     model.max_seq_length = inference_length

@@ -69,7 +69,8 @@ def trained_model_name(path: Path) -> str:
     name never share cached vectors (docs/stages.md#fit-dense)."""
     manifest = read_manifest(path)
     fingerprint = manifest.get("fingerprint") if manifest else None
-    return f"{path.name}-{fingerprint[:12]}" if isinstance(fingerprint, str) else path.name
+    name = path.name or str(path)
+    return f"{name}-{fingerprint[:12]}" if isinstance(fingerprint, str) else name
 
 
 def _onnx_embedder(
@@ -166,15 +167,12 @@ class DenseRetriever(Retriever):
                     f"dense: model folder {p.model_path} ships only its int8 ONNX export; "
                     "use backend: onnx-int8"
                 )
-            embedder = SentenceTransformerEmbedder(
-                p.model_path,
-                device=p.device,
-                batch_size=p.batch_size,
-                threads=p.threads,
-                name=trained_model_name(Path(p.model_path)),
-            )
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
-            p.model_path, device=p.device, batch_size=p.batch_size, threads=p.threads
+            p.model_path,
+            device=p.device,
+            batch_size=p.batch_size,
+            threads=p.threads,
+            name=trained_model_name(Path(p.model_path)) if p.model_path else None,
         )
         self.query_mode = p.query_mode
         self.query_pool = p.query_pool
