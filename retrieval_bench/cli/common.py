@@ -8,7 +8,9 @@ usage, config or input (the one-line message says which input and what to do);
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from retrieval_bench.progress import ProgressReporter
@@ -23,6 +25,27 @@ program that SIGPIPE ended (128 + 13), as ``git log | head -1`` gives."""
 def workspace(args: argparse.Namespace) -> Workspace:
     """``--workspace DIR``, else ``$RBENCH_HOME`` or ``./.rbench``."""
     return Workspace(Path(args.workspace).resolve()) if args.workspace else Workspace.default()
+
+
+def command_line(
+    args: argparse.Namespace,
+    command: str,
+    positionals: Sequence[str],
+    options: Sequence[str],
+    switches: Sequence[str] = (),
+) -> str:
+    """The ``rbench`` command line that repeats a fitting command, for the file it writes
+    (how to rebuild it): ``positionals``, each of ``options`` with its value, defaults
+    included so that a later change of a default cannot change what it rebuilds (a list
+    value repeats its flag; a None value leaves it out), each of ``switches`` that is
+    set, then ``--out``."""
+    parts = ["rbench", command, *positionals]
+    for name in options:
+        value = getattr(args, name)
+        for item in value if isinstance(value, list) else [] if value is None else [value]:
+            parts += [f"--{name.replace('_', '-')}", str(item)]
+    parts += [f"--{name.replace('_', '-')}" for name in switches if getattr(args, name)]
+    return shlex.join([*parts, "--out", args.out])
 
 
 def reporter(enabled: bool = True) -> ProgressReporter:

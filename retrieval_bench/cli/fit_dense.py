@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shlex
 import shutil
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.cli.common import EXIT_OK, reporter, workspace
+from retrieval_bench.cli.common import EXIT_OK, command_line, reporter, workspace
 from retrieval_bench.errors import ConfigError, DatasetError
 
 SWEBENCH_REPOS = frozenset(
@@ -202,7 +201,27 @@ def _manifest(
     ranks = sorted(chosen.positive_ranks)
     return {
         "created_by": "rbench fit-dense",
-        "command": _command(args),
+        "command": command_line(
+            args,
+            "fit-dense",
+            args.repos,
+            (
+                "last",
+                "max_questions",
+                "pool_files",
+                "pool_size",
+                "filter_top",
+                "hard_negatives",
+                "epochs",
+                "batch_size",
+                "lr",
+                "max_seq_length",
+                "seed",
+                "query_prefix",
+                "base",
+            ),
+            ("onnx_only",),
+        ),  # fmt: skip
         "started": started.isoformat(timespec="seconds"),
         "base_model": {
             "name": base.name if args.base else DEFAULT_MODEL_NAME,
@@ -250,30 +269,6 @@ def _manifest(
             ["retrieval-bench", "torch", "sentence-transformers", "transformers", "onnxruntime"]
         ),
     }
-
-
-def _command(args: argparse.Namespace) -> str:
-    parts = ["rbench", "fit-dense", *args.repos, "--out", args.out]
-    for flag in (
-        "last",
-        "max_questions",
-        "pool_files",
-        "pool_size",
-        "filter_top",
-        "hard_negatives",
-        "epochs",
-        "batch_size",
-        "lr",
-        "max_seq_length",
-        "seed",
-    ):
-        parts += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
-    parts += ["--query-prefix", args.query_prefix]
-    if args.base:
-        parts += ["--base", args.base]
-    if args.onnx_only:
-        parts.append("--onnx-only")
-    return shlex.join(parts)
 
 
 def _print_summary(manifest: dict[str, Any], out: Path) -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 from collections.abc import Callable
 from typing import Any
 
+from retrieval_bench.cli.common import command_line
 from retrieval_bench.dataset_spec import CONVENTIONS, DEFAULT_CONVENTIONS
 from retrieval_bench.out_file import FORCE_HELP
 
@@ -37,21 +37,12 @@ def cmd_fit_functions(args: argparse.Namespace) -> int:
     model = fit_functions(
         data, cross_fit=args.cross_fit, folds=args.folds, rounds=args.rounds, seed=args.seed
     )
-    model.meta["training"]["command"] = _command(args)  # how to rebuild the file
+    model.meta["training"]["command"] = command_line(  # how to rebuild the file
+        args, "fit-functions", args.run_ids,
+        ("stage", "cross_fit", "folds", "rounds", "seed", "conventions", "exclude_dataset"),
+    )  # fmt: skip
     out.write_text(json.dumps(model.to_dict(), indent=1) + "\n")
     return report_model(args, model.meta, describe(model))
-
-
-def _command(args: argparse.Namespace) -> str:
-    """The ``rbench fit-functions`` command line that fits this model, from its
-    arguments (the run ids as given; ``--out`` as given)."""
-    parts = ["rbench", "fit-functions", *args.run_ids, "--stage", args.stage,
-             "--cross-fit", args.cross_fit, "--folds", str(args.folds),
-             "--rounds", str(args.rounds), "--seed", str(args.seed),
-             "--conventions", args.conventions]  # fmt: skip
-    for name in args.exclude_dataset or ():
-        parts += ["--exclude-dataset", name]
-    return shlex.join([*parts, "--out", args.out])
 
 
 def add_fit_functions_parser(sub: Any, positive_int: Callable[[str], int]) -> None:

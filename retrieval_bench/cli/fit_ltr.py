@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.cli.common import EXIT_OK, workspace
+from retrieval_bench.cli.common import EXIT_OK, command_line, workspace
 from retrieval_bench.errors import ConfigError
 from retrieval_bench.out_file import FORCE_HELP, OutFile, out_file
 from retrieval_bench.store.run_folder import (
@@ -40,6 +40,11 @@ def cmd_fit_ltr(args: argparse.Namespace) -> int:
     model = fit_ltr(
         data, folds=args.folds, C=args.C, seed=args.seed, objective=args.objective,
         model=args.model, cross_fit=args.cross_fit,
+    )  # fmt: skip
+    model.meta["training"]["command"] = command_line(  # how to rebuild the file
+        args, "fit-ltr", args.run_ids,
+        ("sources", "model", "cross_fit", "folds", "C", "seed", "objective", "split"),
+        ("query_features",),
     )  # fmt: skip
     out.write_text(model_text(model))
     return report_model(args, model.meta, describe(model))

@@ -88,6 +88,12 @@ def test_fit_then_fuse_on_per_commit_snapshots(
     trained = {q for _, ids in model.folds for q in ids}
     assert trained == {r["id"] for r in rows if r["split"] == "dev"}
     assert model.meta["training"]["runs"][0]["run"] == train_run
+    # the file says how to rebuild it: the fitting command, defaults included
+    assert model.meta["training"]["command"] == (
+        f"rbench fit-ltr {train_run} --sources {','.join(SOURCES)} --model logistic "
+        f"--cross-fit hash --folds 3 --C 1.0 --seed 0 --objective Acc@5 --split dev "
+        f"--out {model_file}"
+    )
     # the test files mention the same words, so the learned test prior is negative
     assert model.coefficients()["prior:test"] < 0
 
