@@ -7,6 +7,7 @@ tiny valid ONNX graph, so ONNX Runtime really parses what is on disk."""
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -137,4 +138,22 @@ def test_another_refusal_of_onnx_runtime_moves_nothing(
     with pytest.raises(MemoryError):
         _embedder(model, models, "onnx-int8").embed(["json"])
     assert [p.name for p in models.iterdir() if ".corrupt-" in p.name] == []
+    assert len(exports) == 1
+
+
+def test_a_process_opens_one_export_once_and_a_rewritten_one_again(
+    tmp_path: Path, exports: list[Path]
+) -> None:
+    """A run builds a dense stage per snapshot: the second embedder of the same file
+    reuses the session; a file rewritten since (other size or time) is opened anew."""
+    model, models = _model_folder(tmp_path), tmp_path / "models"
+    first, second = _embedder(model, models, "onnx-int8"), _embedder(model, models, "onnx-int8")
+    assert first._load()[0] is second._load()[0]
+    assert _embedder(model, models, "onnx")._load()[0] is not first._load()[0]  # other file
+    path = export_dir(model, models) / "model-int8.onnx"
+    path.write_bytes(path.read_bytes())  # same bytes, a new modification time
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    third = _embedder(model, models, "onnx-int8")
+    assert third._load()[0] is not first._load()[0]
+    assert np.array_equal(third.embed(["parse json"]), first.embed(["parse json"]))
     assert len(exports) == 1
