@@ -28,28 +28,17 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+# the sibling study that found each question's fix (run as a script, its folder is on
+# sys.path): the same bundles, data root and git call
+from swebench_dev_functions import BUNDLES, DATA_ROOT, ROOT, git
+
 OUT = ROOT / "benchmarks" / "data" / "swebench-lite-dev.commits.jsonl"
 FUNCTIONS = ROOT / "benchmarks" / "data" / "swebench-lite-dev.functions.jsonl"
-DATA_ROOT = Path(os.environ.get("RBENCH_DATA_ROOT") or ROOT.parent / "shared" / "data")
-BUNDLES = {
-    "sqlfluff/sqlfluff": "sqlfluff",
-    "pvlib/pvlib-python": "pvlib",
-    "pylint-dev/astroid": "astroid",
-    "pydicom/pydicom": "pydicom",
-    "marshmallow-code/marshmallow": "marshmallow",
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    out = subprocess.run(["git", "--git-dir", str(repo), *args], capture_output=True, check=True)
-    return out.stdout.decode("utf-8", "replace")
 
 
 def blob_id(data: bytes) -> str:
