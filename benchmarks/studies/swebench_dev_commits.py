@@ -28,14 +28,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
 
 # the sibling study that found each question's fix (run as a script, its folder is on
-# sys.path): the same bundles, data root and git call
-from swebench_dev_functions import BUNDLES, DATA_ROOT, ROOT, git
+# sys.path): the same bundle clones, data root and git call
+from swebench_dev_functions import DATA_ROOT, ROOT, bundle_clone, git
 
 OUT = ROOT / "benchmarks" / "data" / "swebench-lite-dev.commits.jsonl"
 FUNCTIONS = ROOT / "benchmarks" / "data" / "swebench-lite-dev.functions.jsonl"
@@ -100,16 +99,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         clones: dict[str, Path] = {}
         for row in rows:
-            name = BUNDLES[row["repo"]]
-            if name not in clones:
-                clones[name] = Path(tmp) / f"{name}.git"
-                bundle = DATA_ROOT / "repos" / f"{name}.bundle"
-                subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(clones[name])],
-                               check=True)  # fmt: skip
+            repo = bundle_clone(row["repo"], clones, Path(tmp))
             # before the fix's parent; with no fix found, the line before the question's date
             fix = fixes.get(row["id"])
             line = [f"{fix}^1"] if fix else [f"--before={row['created_at']}", "HEAD"]
-            sha, diff = nearest_commit(clones[name], line, tarball_tree(data / row["snapshot"]),
+            sha, diff = nearest_commit(repo, line, tarball_tree(data / row["snapshot"]),
                                        args.depth)  # fmt: skip
             kept = {k: row[k] for k in ("id", "repo", "query", "gold_files", "split",
                                          "created_at", "version") if k in row}  # fmt: skip

@@ -60,6 +60,16 @@ def git(repo: Path, *args: str) -> str:
     return out.stdout.decode("utf-8", "replace")
 
 
+def bundle_clone(repo: str, clones: dict[str, Path], tmp: Path) -> Path:
+    """A bare clone of ``repo``'s bundle under ``tmp``, made on first use (``clones``)."""
+    name = BUNDLES[repo]
+    if name not in clones:
+        clones[name] = tmp / f"{name}.git"
+        bundle = DATA_ROOT / "repos" / f"{name}.bundle"
+        subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(clones[name])], check=True)
+    return clones[name]
+
+
 def fix_commit(repo: Path, pr: str) -> tuple[str, str] | None:
     """(sha, subject) of the squash or merge commit of pull request ``pr``."""
     squash = re.compile(rf"\(#{pr}\)\s*$")
@@ -97,13 +107,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         clones: dict[str, Path] = {}
         for row in rows:
-            name = BUNDLES[row["repo"]]
-            if name not in clones:
-                clones[name] = Path(tmp) / f"{name}.git"
-                bundle = DATA_ROOT / "repos" / f"{name}.bundle"
-                subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(clones[name])],
-                               check=True)  # fmt: skip
-            repo, pr = clones[name], row["id"].rsplit("-", 1)[1]
+            repo, pr = bundle_clone(row["repo"], clones, Path(tmp)), row["id"].rsplit("-", 1)[1]
             found = fix_commit(repo, pr)
             result = {"id": row["id"], "gold_functions": [], "gold_modules": [],
                       "gold_functions_locagent": [], "fix_commit": None, "fix_subject": None,
