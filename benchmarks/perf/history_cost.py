@@ -13,17 +13,27 @@ parent``): its message is the query, its parent a snapshot of its own. Timed:
   --name-status -M``, parsing) and written to the history cache;
 * ``cache_load_s``: the same log loaded from the cache by a new process's view;
 * ``message_index_s``: the messages tokenised and their postings built (once);
+* ``hunks_read_s``: the changed definition names of the first-parent line of HEAD,
+  read from git (``git log -p -U0`` with the ``python`` diff driver) and cached, for
+  ``similar-functions`` (docs/stages.md#similar-functions); ``hunks_cache_load_s``:
+  loaded from the cache by a new process's view;
 * per question, the snapshot's history (first-parent walk, renames) and each signal's
-  ``index`` + ``search`` in milliseconds (the four stages of one config share the
-  history, as in a run).
+  ``index`` + ``search`` in milliseconds (the five stages of one config share the
+  history, as in a run). ``similar-functions`` resolves names in the snapshot's
+  files, so each snapshot's tree is written out (``git archive``, not timed).
 
+``similar_functions_over_similar_fixes`` is the ratio of the two signals' median
+per-question times (the file-level signal the baseline, in the same process).
 Writes ``benchmarks/perf/results/history_cost.json``. Nothing is asserted about speed.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import statistics
+import subprocess
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -34,6 +44,7 @@ from perf_common import DATA_ROOT, REPO_ROOT, git, write_result
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.datasets.gitmine import clean_message
 from retrieval_bench.retrieval.history import HistoryRetriever, message_index
+from retrieval_bench.retrieval.history_hunks import forget_hunk_logs, hunk_log
 from retrieval_bench.retrieval.history_log import forget_logs, repo_log
 from retrieval_bench.retrieval.history_view import SnapshotHistory
 from retrieval_bench.snapshot import Snapshot
@@ -41,7 +52,7 @@ from retrieval_bench.snapshot.mirrors import open_mirror
 from retrieval_bench.types import Chunk
 
 RESULT = REPO_ROOT / "benchmarks" / "perf" / "results" / "history_cost.json"
-SIGNALS = ("similar-fixes", "churn", "recency", "co-change")
+SIGNALS = ("similar-fixes", "churn", "recency", "co-change", "similar-functions")
 
 
 def questions(mirror: Path, n: int) -> list[tuple[str, str]]:
@@ -62,9 +73,16 @@ def questions(mirror: Path, n: int) -> list[tuple[str, str]]:
 
 
 def corpus_of(mirror: Path, sha: str, cache: Path) -> Corpus:
-    """A corpus of the snapshot's paths (the stage reads nothing else of it)."""
+    """A corpus of the snapshot's paths over its tree written to ``cache/trees/<sha>``
+    (the stages read the files' text only to resolve similar-functions' names)."""
     paths = git(mirror, "ls-tree", "-r", "--name-only", sha).splitlines()
-    corpus = Corpus(Path("."), [Chunk(f"{p}:1-1:0", p, 1, 1, "", "file", None, "") for p in paths])
+    root = cache / "trees" / sha
+    root.mkdir(parents=True)
+    archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", sha],
+                             capture_output=True, check=True).stdout  # fmt: skip
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(root, filter="data")
+    corpus = Corpus(root, [Chunk(f"{p}:1-1:0", p, 1, 1, "", "file", None, "") for p in paths])
     corpus.cache_dir = cache
     return corpus
 
@@ -89,12 +107,22 @@ def main() -> None:
         message_index(log).refresh()
         index_s = time.perf_counter() - t0
 
+        t0 = time.perf_counter()
+        hunks = hunk_log(log, history_cache)
+        hunks.names_of(log.chain(asked[0][0]))
+        hunks_read = time.perf_counter() - t0
+        hunk_commits = hunks.read_from_git
+
         forget_logs()
+        forget_hunk_logs()
         t0 = time.perf_counter()
         loaded = repo_log(mirror, history_cache)
         cache_load = time.perf_counter() - t0
         n_loaded = len(loaded)
         message_index(loaded).refresh()
+        t0 = time.perf_counter()
+        hunk_log(loaded, history_cache)
+        hunks_load = time.perf_counter() - t0
 
         per: dict[str, list[float]] = {"history": [], **{s: [] for s in SIGNALS}}
         commits = []
@@ -120,8 +148,14 @@ def main() -> None:
         "commits_loaded": n_loaded,
         "commits_read_later": loaded.read_from_git,
         "message_index_s": round(index_s, 3),
+        "hunks_read_s": round(hunks_read, 3),
+        "hunk_commits_read": hunk_commits,
+        "hunks_cache_load_s": round(hunks_load, 3),
         "questions": len(asked),
         "history_commits": [min(commits), max(commits)],
+        "similar_functions_over_similar_fixes": round(
+            statistics.median(per["similar-functions"]) / statistics.median(per["similar-fixes"]), 2
+        ),
         "ms_per_question": {
             k: {"median": round(statistics.median(v), 2), "max": round(max(v), 2)}
             for k, v in per.items()

@@ -12,7 +12,12 @@ that ``ltr`` can read:
   :func:`~retrieval_bench.retrieval.history_scores.similar_fixes`);
 * ``churn``, ``recency``: priors, the same for every question of a snapshot;
 * ``co-change``: the files changed together with the files the question names
-  (paths, dotted modules, and identifiers equal to a file's stem).
+  (paths, dotted modules, and identifiers equal to a file's stem);
+* ``similar-functions``: SimiScore one level down, the functions and classes those
+  similar commits changed (git's hunk headers, read once per repository:
+  :mod:`~retrieval_bench.retrieval.history_hunks`), resolved in the snapshot's files
+  (:mod:`~retrieval_bench.retrieval.history_functions`). Its run ranks ``entity:`` ids,
+  so it is scored at function level, and at file level each file at its best entity.
 
 **No future leakage.** A question's snapshot is one commit S (a ``repo`` +
 ``commit`` row, with ``commit_is: parent`` the parent of the question's commit, or a
@@ -27,7 +32,8 @@ The repository's log is read once per process and kept in the workspace's histor
 cache (:mod:`~retrieval_bench.retrieval.history_log`); a snapshot then costs its
 first-parent walk and arithmetic in memory. The run ranks files (``file:<path>``
 ids, as ``bm25-files``): at most ``k`` per question, the files of the snapshot's
-corpus with a score above 0, ties by path. Test files are not filtered.
+corpus with a score above 0, ties by path (``similar-functions``: ``entity:`` ids, ties
+by id). Test files are not filtered.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ from retrieval_bench.contracts.stage import Ranks
 from retrieval_bench.corpus import Corpus
 from retrieval_bench.errors import ConfigError, SnapshotError
 from retrieval_bench.retrieval.code_tokens import CodeTokenizer
+from retrieval_bench.retrieval.history_functions import resolve, similar_functions
+from retrieval_bench.retrieval.history_hunks import HunkLog, hunk_log
 from retrieval_bench.retrieval.history_log import RepoLog, repo_log
 from retrieval_bench.retrieval.history_scores import (
     churn,
@@ -56,13 +64,13 @@ from retrieval_bench.retrieval.history_scores import (
 from retrieval_bench.retrieval.history_text import HistoryText, MessageIndex
 from retrieval_bench.retrieval.history_view import SnapshotHistory
 from retrieval_bench.retrieval.issue_query import MAX_AMBIGUOUS, MODULE_WEIGHT, IssueReader
-from retrieval_bench.runs.file_ids import file_id
+from retrieval_bench.runs.file_ids import entity_id, file_id
 from retrieval_bench.types import Run
 
 if TYPE_CHECKING:
     from retrieval_bench.snapshot import Snapshot
 
-Signal = Literal["similar-fixes", "churn", "recency", "co-change"]
+Signal = Literal["similar-fixes", "churn", "recency", "co-change", "similar-functions"]
 CACHE_FOLDER = "history"
 """The history cache's folder in the workspace's cache (docs/architecture.md#caches)."""
 _ARTIFACT_COMMITS = 5
@@ -108,10 +116,13 @@ class HistoryRetriever(Retriever):
     """Files by the repository's history up to the snapshot's commit (module doc).
 
     Parameters (:class:`Params`):
-        signal: "similar-fixes" | "churn" | "recency" | "co-change".
-        similar_k: the most similar past commits summed (similar-fixes).
+        signal: "similar-fixes" | "churn" | "recency" | "co-change" |
+            "similar-functions".
+        similar_k: the most similar past commits summed (similar-fixes,
+            similar-functions).
         half_life: commits after which a commit's weight halves (similar-fixes,
-            recency); 0 or null: no decay (not allowed for recency).
+            similar-functions, recency); 0 or null: no decay (not allowed for recency).
+        top_files: the files whose names similar-functions resolves (its best files).
         window: the newest commits churn counts (null: all).
         max_files: commits changing more files are left out of co-change (null: none).
         k1, b: BM25 constants of the message similarity.
@@ -128,9 +139,9 @@ class HistoryRetriever(Retriever):
         max_files: int | None = Field(default=30, ge=1)
         k1: float = Field(default=1.5, ge=0)
         b: float = Field(default=0.75, ge=0, le=1)
+        top_files: int = Field(default=20, ge=1)
 
     params: HistoryRetriever.Params
-    ranks = "files"
     uses_snapshot = True
 
     def __init__(
@@ -153,6 +164,14 @@ class HistoryRetriever(Retriever):
         self._reader: IssueReader | None = None
         self._stems: dict[str, list[str]] = {}
         self._prior: list[tuple[str, float]] | None = None
+        self._hunks: HunkLog | None = None
+        self._corpus: Corpus | None = None
+
+    @classmethod
+    def ranks_for(cls, params: Mapping[str, Any], inputs: Sequence[Ranks | None]) -> Ranks:
+        """``files`` (``file:`` ids); ``chunks`` for ``similar-functions``, whose
+        ``entity:`` ids stand for functions."""
+        return "chunks" if params.get("signal") == "similar-functions" else "files"
 
     @classmethod
     def check_config(
@@ -183,8 +202,10 @@ class HistoryRetriever(Retriever):
         history = corpus.derived(("history", log.key, sha), lambda: SnapshotHistory.of(log, sha))
         self.history, self._paths, self._prior = history, set(corpus.paths), None
         p = self.params
-        if p.signal == "similar-fixes":
+        if p.signal in ("similar-fixes", "similar-functions"):
             self._text = HistoryText(history, message_index(history.log), p.k1, p.b)
+        if p.signal == "similar-functions":
+            self._hunks, self._corpus = hunk_log(history.log, cache), corpus
         elif p.signal == "co-change":
             self._reader = IssueReader(corpus.paths)
             self._stems = file_stems(corpus.paths)
@@ -197,20 +218,45 @@ class HistoryRetriever(Retriever):
             self.name, {qid: self._search_one(qid, text, k) for qid, text in queries.items()}
         )
 
+    def _similar(self, qid: str, text: str) -> list[tuple[int, float]]:
+        """The ``similar_k`` past commits most similar to ``text`` as ``(age, sim)``
+        (the first few kept as the question's artifact)."""
+        history, p = self.history, self.params
+        assert history is not None and self._text is not None
+        similar = top_similar(self._text.similarities(text), p.similar_k)
+        records = history.log.records
+        self.artifacts[qid] = {"similar": [
+            [records[int(history.rows[age])].sha[:12], age, round(sim, 4)]
+            for age, sim in similar[:_ARTIFACT_COMMITS]
+        ]}  # fmt: skip
+        return similar
+
+    def function_scores(self, qid: str, text: str) -> dict[str, float]:
+        """Per-entity scores of one question (``similar-functions``): ``path:Qualified.name``
+        → score, the entities of the question's ``top_files`` best files."""
+        history, hunks, corpus = self.history, self._hunks, self._corpus
+        assert history is not None and hunks is not None and corpus is not None
+        similar = self._similar(qid, text)
+        ages = [age for age, _ in similar]
+        names = hunks.names_of([int(history.rows[a]) for a in ages])
+        by_name = similar_functions(history, dict(zip(ages, names, strict=True)), similar,
+                                    self.params.half_life)  # fmt: skip
+        return resolve(corpus, self._paths, by_name, self.params.top_files)
+
     def file_scores(self, qid: str, text: str) -> dict[str, float]:
         """Per-file scores of one question, every file the history names (its artifact,
-        for similar-fixes and co-change, kept under ``qid``)."""
+        for similar-fixes and co-change, kept under ``qid``); for ``similar-functions``,
+        each file's best entity."""
         history, p = self.history, self.params
         assert history is not None
         if p.signal == "similar-fixes":
-            assert self._text is not None
-            similar = top_similar(self._text.similarities(text), p.similar_k)
-            records = history.log.records
-            self.artifacts[qid] = {"similar": [
-                [records[int(history.rows[age])].sha[:12], age, round(sim, 4)]
-                for age, sim in similar[:_ARTIFACT_COMMITS]
-            ]}  # fmt: skip
-            return similar_fixes(history, similar, p.half_life)
+            return similar_fixes(history, self._similar(qid, text), p.half_life)
+        if p.signal == "similar-functions":
+            best: dict[str, float] = {}
+            for entity, s in self.function_scores(qid, text).items():
+                path = entity.rpartition(":")[0]
+                best[path] = max(best.get(path, 0.0), s)
+            return best
         if p.signal == "co-change":
             assert self._reader is not None
             named = named_files(text, self._reader, self._stems)
@@ -228,6 +274,10 @@ class HistoryRetriever(Retriever):
     def _search_one(self, qid: str, text: str, k: int) -> dict[str, float]:
         if k <= 0:
             return {}
+        if self.params.signal == "similar-functions":
+            scores = self.function_scores(qid, text)
+            ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            return {entity_id(e): s for e, s in ranked[:k] if s > 0}
         if self.params.signal in ("churn", "recency"):  # a prior: one ranking per snapshot
             if self._prior is None:
                 self._prior = self._ranked(self.file_scores(qid, text))

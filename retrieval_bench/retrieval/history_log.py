@@ -70,10 +70,12 @@ class CommitRecord(NamedTuple):
 # ----------------------------------------------------------------------------- git
 
 
-def _git(git_dir: Path, args: list[str], what: str) -> str:
+def git_output(git_dir: Path, args: list[str], what: str, stdin: str | None = None) -> str:
+    """What ``git --git-dir GIT_DIR ARGS`` prints (``stdin`` fed to it); a
+    :class:`SnapshotError` naming ``what`` could not be read when git fails."""
     cmd = ["git", "--git-dir", str(git_dir), *args]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, errors="replace")
     except OSError as exc:
         raise SnapshotError(f"history: cannot run git ({exc}): install git") from exc
     if proc.returncode != 0:
@@ -83,7 +85,7 @@ def _git(git_dir: Path, args: list[str], what: str) -> str:
     return proc.stdout
 
 
-def _head_sha(git_dir: Path) -> str | None:
+def head_sha(git_dir: Path) -> str | None:
     """The commit the repository's HEAD names; None when it names none (an empty
     repository) or git cannot tell."""
     cmd = ["git", "--git-dir", str(git_dir), "rev-parse", "--verify", "-q", "HEAD^{commit}"]
@@ -97,7 +99,9 @@ def _head_sha(git_dir: Path) -> str | None:
 def first_parent_shas(git_dir: Path, sha: str) -> list[str]:
     """``sha`` and its first-parent ancestors, newest first (``git rev-list --first-parent``)."""
     _check_sha(sha)
-    out = _git(git_dir, ["rev-list", "--first-parent", sha, "--"], f"the history of {sha[:12]}")
+    out = git_output(
+        git_dir, ["rev-list", "--first-parent", sha, "--"], f"the history of {sha[:12]}"
+    )
     return out.split()
 
 
@@ -108,7 +112,7 @@ def read_commits(git_dir: Path, sha: str, count: int | None = None) -> list[Comm
     args += ["--name-status", "-M"]
     if count is not None:
         args.append(f"--max-count={int(count)}")
-    out = _git(git_dir, [*args, sha, "--"], f"the log of {sha[:12]}")
+    out = git_output(git_dir, [*args, sha, "--"], f"the log of {sha[:12]}")
     return [parse_record(rec) for rec in out.split(_REC) if rec.strip("\0\n")]
 
 
@@ -250,7 +254,7 @@ class RepoLog:
         leaks nothing: a snapshot only ever sees its own chain (:meth:`chain`)."""
         if not self._head_read:
             self._head_read = True
-            head = _head_sha(self.git_dir)
+            head = head_sha(self.git_dir)
             if head is not None and head not in self.rows:
                 self._read_line(head)
             if sha in self.rows:

@@ -43,6 +43,9 @@ class SnapshotHistory:
     """Per age, how many files that commit changed (its ``--name-status`` lines: any
     status, a rename once, files not in the snapshot included): what its similarity
     is shared among."""
+    moved: dict[int, dict[str, str | None]] = field(default_factory=dict, repr=False)
+    """Per age, the paths (as that commit left them) that are another path at S, or
+    None when that file's line ended before S; absent: the same path (:meth:`at_s`)."""
 
     @classmethod
     def of(cls, log: RepoLog, commit: str) -> SnapshotHistory:
@@ -52,20 +55,29 @@ class SnapshotHistory:
         at_s: dict[str, str | None] = {}  # path at the visited commit → path at S (None: gone)
         files: list[tuple[str, ...]] = []
         n_changed: list[int] = []
-        for row in rows:
+        moved: dict[int, dict[str, str | None]] = {}
+        for age, row in enumerate(rows):
             changes = records[row].changes
             touched: dict[str, None] = {}
             for status, _old, new in changes:
                 if status == "D":
                     continue
                 now = at_s.get(new, new) if at_s else new
+                if now != new:
+                    moved.setdefault(age, {})[new] = now
                 if now is not None:
                     touched[now] = None
             files.append(tuple(touched))
             n_changed.append(len(changes))
             if at_s or any(c[0] in "RAD" for c in changes):
                 _step_back(at_s, changes)
-        return cls(log, commit, np.asarray(rows, dtype=np.int64), files, n_changed)
+        return cls(log, commit, np.asarray(rows, dtype=np.int64), files, n_changed, moved)
+
+    def at_s(self, age: int, path: str) -> str | None:
+        """The path at S of the file the commit at ``age`` left at ``path`` (None: a
+        file whose line ended before S, module doc)."""
+        found = self.moved.get(age)
+        return path if found is None else found.get(path, path)
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -236,7 +236,7 @@ def test_the_harness_passes_the_snapshot_and_the_values_are_checked(tmp_path) ->
     assert isinstance(by_keyword, HistoryRetriever) and by_keyword.snapshot is snap
     bm25 = RETRIEVERS.create("bm25", {}, StageServices(snapshot=snap))  # not declared: not given
     assert not hasattr(bm25, "snapshot")
-    assert RETRIEVERS.type_of("history").ranks == "files"
+    assert RETRIEVERS.type_of("history").ranks_for({"signal": "churn"}, []) == "files"
     with pytest.raises(ConfigError, match="recency needs half_life > 0"):
         HistoryRetriever(signal="recency", half_life=0)
     with pytest.raises(ConfigError, match="recency needs half_life"):
