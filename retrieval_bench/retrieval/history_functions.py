@@ -9,12 +9,13 @@ definitions it changed (:mod:`~retrieval_bench.retrieval.history_hunks`),
 
 ``n_defs(c)`` the (file, name) pairs commit c changed, paths followed to the snapshot
 S as the file signals follow them (:meth:`SnapshotHistory.at_s`). A bare name is then
-resolved in the snapshot's file (:func:`name_entities`): every ``def NAME``/``class
-NAME`` line of the file, each standing for the entity that holds it as gold functions
-are named (``path:Class.method``, a function nested in a function standing for its
-outer one: :func:`~retrieval_bench.metrics.retrieval.entities.line_entities`); a name
-found on several lines shares its score among their entities, and a name the file no
-longer has scores nothing. Only the ``top_files`` files with the highest summed score
+resolved in the snapshot's file (:func:`name_entities`, :func:`entities_named`): a
+``Class.method`` the file defines is that entity; otherwise every ``def NAME``/``class
+NAME`` line of the file with the name's last part stands for the entity that holds it
+as gold functions are named (``path:Class.method``, a function nested in a function
+standing for its outer one: :func:`~retrieval_bench.retrieval.line_entities.line_entities`);
+a name found on several lines shares its score among their entities, and a name the
+file no longer has scores nothing. Only the ``top_files`` files with the highest summed score
 are resolved, so a question parses a bounded number of files (each once per content
 and process).
 """
@@ -24,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.metrics.retrieval.entities import line_entities
 from retrieval_bench.retrieval.file_bm25 import file_source
 from retrieval_bench.retrieval.history_hunks import CommitNames, definition_name
 from retrieval_bench.retrieval.history_scores import decay
 from retrieval_bench.retrieval.history_view import SnapshotHistory
+from retrieval_bench.retrieval.line_entities import line_entities
 
 _NAMES_KEY = ("history-name-entities",)
 
@@ -70,15 +71,27 @@ def name_entities(corpus: Corpus, path: str) -> dict[str, tuple[str, ...]]:
 
 def _name_entities(corpus: Corpus, path: str) -> dict[str, tuple[str, ...]]:
     entities = line_entities(corpus, path)
-    if not entities:
-        return {}
-    text, _ = file_source(corpus, path)
+    return lines_by_name(file_source(corpus, path)[0], entities) if entities else {}
+
+
+def lines_by_name(text: str, entities: Sequence[str | None]) -> dict[str, tuple[str, ...]]:
+    """Each ``def``/``class`` name of ``text`` → the entities holding its lines
+    (``entities``: per line, the entity holding it, None outside every definition)."""
     out: dict[str, dict[str, None]] = {}
     for i, line in enumerate(text.split("\n")):
         name = definition_name(line)
         if name is not None and i < len(entities) and entities[i] is not None:
             out.setdefault(name, {})[str(entities[i])] = None
     return {name: tuple(ents) for name, ents in out.items()}
+
+
+def entities_named(by_name: Mapping[str, tuple[str, ...]], path: str, name: str) -> tuple[str, ...]:
+    """The entities of ``path`` that a changed ``name`` (bare, or ``Class.method``)
+    stands for: the entity of that exact name when the file has it, else every entity
+    holding a ``def``/``class`` line of its last part (module doc)."""
+    found = by_name.get(name.rpartition(".")[2], ())
+    exact = f"{path}:{name}"
+    return (exact,) if exact in found else found
 
 
 def resolve(
@@ -100,7 +113,7 @@ def resolve(
     for (path, name), s in scores.items():
         if path not in wanted:
             continue
-        ents = name_entities(corpus, path).get(name, ())
+        ents = entities_named(name_entities(corpus, path), path, name)
         for entity in ents:
             out[entity] = out.get(entity, 0.0) + s / len(ents)
     return out

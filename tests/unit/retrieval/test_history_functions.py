@@ -59,13 +59,49 @@ diff --git a/notes.txt b/notes.txt
 def test_hunk_headers_and_changed_lines_name_the_definitions() -> None:
     got = parse_patch_log(PATCH)
     # body_change: the header; signature: its own def line (the header names the one
-    # before, untouched); added: a new method after a decorator (the header's class
-    # left out); a line starting +++/--- inside a hunk is content; a deleted file and a
-    # file that is not Python name nothing; a commit with no hunk maps to ()
+    # before, untouched); added: a new method after a decorator, in the class the header
+    # names (the header itself left out); a line starting +++/--- inside a hunk is
+    # content; a deleted file and a file that is not Python name nothing; a commit with
+    # no hunk maps to ()
     assert got == {
-        "aaaa": (("pkg/m.py", ("body_change", "signature", "added", "Owner")),),
+        "aaaa": (("pkg/m.py", ("body_change", "signature", "Owner.added", "Owner")),),
         "bbbb": (),
     }
+
+
+METHODS = f"""{RS}cccc
+diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -5 +5 @@     def method(self):
+-        return 1
++        return 2
+@@ -9 +9 @@         def nested(x):
+-            return x
++            return -x
+@@ -20,0 +21,5 @@ def top():
++
++class Fresh:
++    def made(self):
++        pass
++def loose():
+"""
+CLASSES = {"cccc": ["class Box(Base):", "class Box(Base):", "class Box(Base):"]}
+
+
+def test_the_second_pass_qualifies_methods_by_their_top_level_class() -> None:
+    # the indented header is a method of the nearest top-level class; a nested def is
+    # qualified too (the stage falls back to its bare name); a top-level class or def
+    # among the changed lines sets or ends the qualifying class (and, first, leaves the
+    # header ``top`` out: the hunk adds after it)
+    assert parse_patch_log(METHODS, CLASSES) == {"cccc": (("m.py", (
+        "Box.method", "Box.nested", "Fresh", "Fresh.made", "loose",
+    )),)}  # fmt: skip
+    # without the second pass (or when its hunks do not match), names stay bare
+    assert parse_patch_log(METHODS)["cccc"][0][1][:2] == ("method", "nested")
+    assert parse_patch_log(METHODS, {"cccc": ["class Box:"]})["cccc"][0][1][:2] == (
+        "method", "nested",
+    )  # fmt: skip
 
 
 PARSER_V1 = """class Parser:
@@ -116,8 +152,9 @@ def test_the_fix_names_the_outer_method_at_its_new_path(repo, tmp_path) -> None:
     files = _stage(repo, tmp_path, signal="similar-fixes", half_life=2)
     got = fn.search({"q": "parser crash"}, 10).scores["q"]
     by_file = files.search({"q": "parser crash"}, 10).scores["q"]
-    # the one similar commit changed one file and, in it, the nested ``inner`` (the
-    # header): the entity holding that line is Parser.parse, now in src/parsing.py; one
+    # the one similar commit changed one file and, in it, the nested ``Parser.inner``
+    # (the header): the file has no such entity, so the line of ``inner`` names it, held
+    # by Parser.parse, now in src/parsing.py; one
     # file, one definition, so its score is the file signal's
     assert list(got) == ["entity:src/parsing.py:Parser.parse"]
     assert got["entity:src/parsing.py:Parser.parse"] == pytest.approx(
@@ -164,4 +201,4 @@ def test_the_names_are_read_once_and_cached(repo, tmp_path) -> None:
     forget_hunk_logs()
     fresh = hunk_log(log, tmp_path / "cache" / "history")
     assert repo[1][1] not in fresh.names  # the damaged row is dropped, read again on demand
-    assert fresh.names_of(log.chain(repo[1][1]))[0] == (("src/parse.py", ("inner",)),)
+    assert fresh.names_of(log.chain(repo[1][1]))[0] == (("src/parse.py", ("Parser.inner",)),)
