@@ -14,7 +14,7 @@ parent``): its message is the query, its parent a snapshot of its own. Timed:
 * ``cache_load_s``: the same log loaded from the cache by a new process's view;
 * ``message_index_s``: the messages tokenised and their postings built (once);
 * ``hunks_read_s``: the changed definition names of the first-parent line of HEAD,
-  read from git (``git log -p -U0`` with the ``python`` diff driver) and cached, for
+  read from git (two ``git log -p -U0`` passes, one per hunk-header pattern) and cached, for
   ``similar-functions`` (docs/stages.md#similar-functions); ``hunks_cache_load_s``:
   loaded from the cache by a new process's view;
 * per question, the snapshot's history (first-parent walk, renames) and each signal's

@@ -30,6 +30,7 @@ from retrieval_bench.datasets.gold_functions import at_commit, definitions
 from retrieval_bench.retrieval.history_functions import entities_named, lines_by_name
 from retrieval_bench.retrieval.history_hunks import hunk_log
 from retrieval_bench.retrieval.history_log import head_sha, repo_log
+from retrieval_bench.retrieval.line_entities import entities_by_line
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "history-pairs"
 REPOS = ("sqlfluff", "dask", "astroid", "pvlib", "pydicom", "marshmallow")
@@ -38,12 +39,7 @@ REPOS = ("sqlfluff", "dask", "astroid", "pvlib", "pydicom", "marshmallow")
 def resolved(text: str, path: str, names: tuple[str, ...]) -> set[str]:
     """The entities of ``path`` (text ``text``) that ``names`` stand for, as the stage
     resolves them (module doc)."""
-    lines = text.split("\n")
-    owner: list[str | None] = [None] * len(lines)
-    for d in sorted(definitions(text), key=lambda d: (d.start, -d.end)):
-        for i in range(d.start - 1, min(d.end, len(lines))):
-            owner[i] = f"{path}:{d.entity or d.name}"
-    by_name = lines_by_name(text, owner)
+    by_name = lines_by_name(text, entities_by_line(path, text, definitions(text)))
     return {e for name in names for e in entities_named(by_name, path, name)}
 
 

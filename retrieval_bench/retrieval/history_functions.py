@@ -107,8 +107,7 @@ def resolve(
     for (path, _), s in scores.items():
         if path in paths:
             per_file[path] = per_file.get(path, 0.0) + s
-    kept = sorted(per_file, key=lambda p: (-per_file[p], p))[:top_files]
-    wanted = set(kept)
+    wanted = set(sorted(per_file, key=lambda p: (-per_file[p], p))[:top_files])
     out: dict[str, float] = {}
     for (path, name), s in scores.items():
         if path not in wanted:

@@ -42,7 +42,12 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from retrieval_bench.retrieval.history_log import RepoLog, git_output, head_sha
+from retrieval_bench.retrieval.history_log import (
+    RepoLog,
+    first_parent_shas,
+    git_output,
+    head_sha,
+)
 from retrieval_bench.store.sqlite_cache import DamagedRowError, SQLiteCache
 
 FileNames = tuple[str, tuple[str, ...]]
@@ -128,7 +133,13 @@ class _Hunk:
 
 
 def _records(text: str) -> list[tuple[str, list[str]]]:
-    return [(r.split("\n", 1)[0].strip(), r.split("\n")[1:]) for r in text.split(_REC) if r.strip()]
+    """``(sha, its patch lines)`` per commit of a ``--format=<RS>%H`` log."""
+    out = []
+    for record in text.split(_REC):
+        if record.strip():
+            sha, *lines = record.split("\n")
+            out.append((sha.strip(), lines))
+    return out
 
 
 def hunk_headers(text: str) -> dict[str, list[str]]:
@@ -251,10 +262,9 @@ class HunkLog:
             head = head_sha(self.log.git_dir)
             if head is not None and head not in self.names:
                 line = self._git(["--first-parent", head])
-                on_line = git_output(
-                    self.log.git_dir, ["rev-list", "--first-parent", head, "--"], "the history"
-                ).split()
-                found = {sha: line.get(sha, ()) for sha in on_line}
+                found = {
+                    sha: line.get(sha, ()) for sha in first_parent_shas(self.log.git_dir, head)
+                }
         rest = [sha for sha in missing if sha not in found]
         if rest:
             read = self._git(["--no-walk=unsorted", "--stdin"], stdin="\n".join(rest) + "\n")

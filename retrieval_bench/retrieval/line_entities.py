@@ -13,10 +13,10 @@ history signal maps a changed name to an entity of the snapshot
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from retrieval_bench.corpus import Corpus
-from retrieval_bench.datasets.gold_functions import content_key, definitions_cached
+from retrieval_bench.datasets.gold_functions import Definition, content_key, definitions_cached
 from retrieval_bench.retrieval.definitions_cache import DefinitionsCache
 from retrieval_bench.retrieval.file_bm25 import file_source
 
@@ -50,15 +50,23 @@ def _line_entities(corpus: Corpus, path: str) -> Sequence[str | None]:
     known = _LINES.get((path, key))
     if known is not None:
         return known
-    # outer definitions first, so an inner one overwrites their lines
     store = DefinitionsCache.for_folder(corpus.definitions_dir)
-    ordered = sorted(definitions_cached(text, key, store), key=lambda d: (d.start, -d.end))
-    defs = [(d.entity or d.name, d.start, d.end) for d in ordered]
-    lines: list[str | None] = [None] * (text.count("\n") + 1)
-    for name, start, end in defs:
-        entity = f"{path}:{name}"
-        lines[start - 1 : min(end, len(lines))] = [entity] * (min(end, len(lines)) - start + 1)
+    found = entities_by_line(path, text, definitions_cached(text, key, store))
     if len(_LINES) >= _LINES_LIMIT:
         _LINES.clear()
-    found = _LINES[(path, key)] = tuple(lines)
+    _LINES[(path, key)] = found
     return found
+
+
+def entities_by_line(
+    path: str, text: str, definitions: Iterable[Definition]
+) -> tuple[str | None, ...]:
+    """Per line of ``text`` (the file ``path``), the entity of the innermost of
+    ``definitions`` holding it (None: module-level code)."""
+    # outer definitions first, so an inner one overwrites their lines
+    ordered = sorted(definitions, key=lambda d: (d.start, -d.end))
+    lines: list[str | None] = [None] * (text.count("\n") + 1)
+    for d in ordered:
+        entity, end = f"{path}:{d.entity or d.name}", min(d.end, len(lines))
+        lines[d.start - 1 : end] = [entity] * (end - d.start + 1)
+    return tuple(lines)
