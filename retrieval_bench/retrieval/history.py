@@ -63,7 +63,12 @@ from retrieval_bench.retrieval.history_scores import (
 )
 from retrieval_bench.retrieval.history_text import HistoryText, MessageIndex
 from retrieval_bench.retrieval.history_view import SnapshotHistory
-from retrieval_bench.retrieval.issue_query import MAX_AMBIGUOUS, MODULE_WEIGHT, IssueReader
+from retrieval_bench.retrieval.issue_query import (
+    MAX_AMBIGUOUS,
+    MODULE_WEIGHT,
+    IssueReader,
+    issue_bag,
+)
 from retrieval_bench.runs.file_ids import entity_id, file_id
 from retrieval_bench.types import Run
 
@@ -71,6 +76,7 @@ if TYPE_CHECKING:
     from retrieval_bench.snapshot import Snapshot
 
 Signal = Literal["similar-fixes", "churn", "recency", "co-change", "similar-functions"]
+Query = Literal["raw", "issue"]
 CACHE_FOLDER = "history"
 """The history cache's folder in the workspace's cache (docs/architecture.md#caches)."""
 _ARTIFACT_COMMITS = 5
@@ -126,6 +132,9 @@ class HistoryRetriever(Retriever):
         window: the newest commits churn counts (null: all).
         max_files: commits changing more files are left out of co-change (null: none).
         k1, b: BM25 constants of the message similarity.
+        query: what the message similarity reads of the question (similar-fixes,
+            similar-functions): "raw", its tokens; "issue", the weighted bag that
+            ``bm25 query: issue`` scores (docs/stages.md#reading-an-issue).
 
     Keywords besides: ``snapshot``, the :class:`~retrieval_bench.snapshot.Snapshot` of
     the corpus (the harness passes it); ``name``, the run name.
@@ -140,6 +149,7 @@ class HistoryRetriever(Retriever):
         k1: float = Field(default=1.5, ge=0)
         b: float = Field(default=0.75, ge=0, le=1)
         top_files: int = Field(default=20, ge=1)
+        query: Query = "raw"
 
     params: HistoryRetriever.Params
     uses_snapshot = True
@@ -204,6 +214,8 @@ class HistoryRetriever(Retriever):
         p = self.params
         if p.signal in ("similar-fixes", "similar-functions"):
             self._text = HistoryText(history, message_index(history.log), p.k1, p.b)
+            if p.query == "issue":
+                self._reader = IssueReader(corpus.paths)
         if p.signal == "similar-functions":
             self._hunks, self._corpus = hunk_log(history.log, cache), corpus
         elif p.signal == "co-change":
@@ -223,7 +235,11 @@ class HistoryRetriever(Retriever):
         (the first few kept as the question's artifact)."""
         history, p = self.history, self.params
         assert history is not None and self._text is not None
-        similar = top_similar(self._text.similarities(text), p.similar_k)
+        query: str | dict[str, float] = text
+        if p.query == "issue":
+            assert self._reader is not None
+            query = issue_bag(self._reader.read(text), self._text.index.tokenizer)
+        similar = top_similar(self._text.similarities(query), p.similar_k)
         records = history.log.records
         self.artifacts[qid] = {"similar": [
             [records[int(history.rows[age])].sha[:12], age, round(sim, 4)]

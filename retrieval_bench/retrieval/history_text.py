@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -91,13 +92,19 @@ class HistoryText:
         self.n_docs = len(history.rows)
         self.avgdl = float(index.lengths[history.rows].mean()) if self.n_docs else 0.0
 
-    def similarities(self, query: str) -> dict[int, float]:
+    def similarities(self, query: str | Mapping[str, float]) -> dict[int, float]:
         """Age → sim(query, message) for every commit of the history sharing a term
-        with ``query`` (module doc)."""
+        with ``query`` (module doc): the question's text, or a weighted bag of its
+        tokens (token → weight, as ``bm25 query: issue`` scores it: a weight acts as
+        that many repeats)."""
         index = self.index
         if not self.n_docs or self.avgdl <= 0:
             return {}
-        wanted = Counter(t for t in index.tokenizer.tokenize(query) if t in index.vocab)
+        if isinstance(query, str):
+            bag: Mapping[str, float] = Counter(index.tokenizer.tokenize(query))
+        else:
+            bag = query
+        wanted = {t: w for t, w in bag.items() if w > 0 and t in index.vocab}
         scores = np.zeros(len(self.mask), dtype=np.float64)
         k1, b, big_n = self.k1, self.b, self.n_docs
         for term, repeats in wanted.items():
