@@ -9,6 +9,10 @@ export TOKENIZERS_PARALLELISM := false
 # llama-cpp-python compiles from its sdist once (4-10 min on 2 cores); pip's wheel cache makes
 # later installs take seconds. Keep the build's parallelism bounded on small machines.
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+# A portable build (AVX2/FMA/F16C), not -march=native: a native build on a CPU that lists
+# AMX or AVX-512 dies with SIGILL (invalid opcode in libggml-cpu) in VMs whose kernel does
+# not let processes use them, and a wheel built so is cached for every later install.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean model-code-dense
 
