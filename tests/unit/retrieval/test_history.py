@@ -246,3 +246,35 @@ def test_the_harness_passes_the_snapshot_and_the_values_are_checked(tmp_path) ->
         HistoryRetriever(signal="blame")
     with pytest.raises(ConfigError, match="similar_k"):
         HistoryRetriever(similar_k=0)
+
+
+def test_query_issue_reads_the_report_as_bm25_query_issue_does(repo, tmp_path) -> None:
+    """A traceback frame's site-packages path names no snapshot file, so ``query:
+    issue`` drops its tokens ("unicode", "input": c4's words) and scores the title
+    alone, as for "parser crash"; the raw text counts them: c4 (src/a.py) has both and
+    c2 (src/a.py, src/b.py) "input", so both files gain."""
+    snap, corpus = _at(repo, tmp_path, 5, parent=True)
+    report = (
+        "parser crash\n\nTraceback (most recent call last):\n"
+        '  File "/usr/lib/site-packages/unicode/input.py", line 3, in main\n'
+    )
+    plain = _search(snap, corpus, "parser crash", half_life=0)
+    issue = HistoryRetriever(snapshot=snap, half_life=0, query="issue")
+    issue.index(corpus)
+    assert issue.search({"q": report}, 10).scores["q"] == pytest.approx(plain)
+    raw = _search(snap, corpus, report, half_life=0)
+    assert raw[A] > plain[A] and raw[B] > plain[B]
+    with pytest.raises(ConfigError, match="query"):
+        HistoryRetriever(query="words")
+
+
+def test_a_weighted_bag_counts_as_that_many_repeats(repo, tmp_path) -> None:
+    snap, corpus = _at(repo, tmp_path, 5, parent=True)
+    stage = HistoryRetriever(snapshot=snap)
+    stage.index(corpus)
+    text = stage._text
+    assert text is not None
+    repeated = text.similarities("parser parser crash crash crash")
+    assert repeated and text.similarities({"parser": 2.0, "crash": 3.0, "absent": 9.0}) == (
+        pytest.approx(repeated)
+    )
