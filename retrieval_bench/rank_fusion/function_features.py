@@ -80,7 +80,7 @@ from retrieval_bench.rank_fusion.function_candidates import (
 )
 from retrieval_bench.rank_fusion.normsum import minmax
 from retrieval_bench.retrieval.file_bm25 import file_source, is_test_path
-from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, issue_bag
+from retrieval_bench.retrieval.issue_query import IssueQuery, IssueReader, corpus_reader, issue_bag
 from retrieval_bench.runs.file_ids import doc_path
 from retrieval_bench.types import Run
 
@@ -104,7 +104,6 @@ DEFAULT_WEIGHTS = {"def:bm25_norm": 1.0, BEST_RR: 1.0, "name:in_issue": 0.5, "fr
 
 _WORD = re.compile(r"\w+")
 _CANDIDATES_KEY = ("function-ranker-candidates",)
-_READER_KEY = ("function-ranker-issue-reader",)
 
 
 def feature_names(sources: Sequence[str]) -> list[str]:
@@ -177,10 +176,6 @@ def bm25_scores(
     return out
 
 
-def _issue_reader(corpus: Corpus) -> IssueReader:
-    return corpus.derived(_READER_KEY, lambda: IssueReader(corpus.paths))
-
-
 def _issue_features(
     cands: Sequence[Candidate], text: str, issue: IssueQuery, reader: IssueReader
 ) -> FloatArray:
@@ -239,7 +234,7 @@ def query_rows(
     flush_candidates(corpus.definitions_dir)  # what this question read, for the next process
     if not cands:
         return [], np.zeros((0, n_features), dtype=np.float64)
-    reader = _issue_reader(corpus)
+    reader = corpus_reader(corpus)
     issue = reader.read(text)
     scores = bm25_scores(cands, issue_bag(issue, TOKENIZER), k1, b)
     best = max(scores)

@@ -66,7 +66,7 @@ from retrieval_bench.errors import ConfigError
 from retrieval_bench.retrieval.code_graph_index import CodeGraphIndex, graph_index
 from retrieval_bench.retrieval.facts_cache import FactsCache
 from retrieval_bench.retrieval.file_bm25 import is_test_path
-from retrieval_bench.retrieval.issue_query import IssueReader
+from retrieval_bench.retrieval.issue_query import corpus_reader
 from retrieval_bench.runs.file_ids import file_id, file_path
 from retrieval_bench.runs.lifting import file_level_run
 from retrieval_bench.types import Run
@@ -193,7 +193,7 @@ class CodeGraphReranker(Reranker):
         finally:
             if store is not None:
                 store.close()
-        reader = IssueReader(corpus.paths) if self.issue_weight > 0 else None
+        reader = corpus_reader(corpus) if self.issue_weight > 0 else None
         out: dict[str, dict[str, float]] = {}
         for qid in run.query_ids():
             s_in = minmax(

@@ -67,6 +67,7 @@ from retrieval_bench.retrieval.issue_query import (
     MAX_AMBIGUOUS,
     MODULE_WEIGHT,
     IssueReader,
+    corpus_reader,
     issue_bag,
 )
 from retrieval_bench.runs.file_ids import entity_id, file_id
@@ -215,11 +216,11 @@ class HistoryRetriever(Retriever):
         if p.signal in ("similar-fixes", "similar-functions"):
             self._text = HistoryText(history, message_index(history.log), p.k1, p.b)
             if p.query == "issue":
-                self._reader = IssueReader(corpus.paths)
+                self._reader = corpus_reader(corpus)
         if p.signal == "similar-functions":
             self._hunks, self._corpus = hunk_log(history.log, cache), corpus
         elif p.signal == "co-change":
-            self._reader = IssueReader(corpus.paths)
+            self._reader = corpus_reader(corpus)
             self._stems = file_stems(corpus.paths)
 
     def search(self, queries: Mapping[str, str], k: int) -> Run:

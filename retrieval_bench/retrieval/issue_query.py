@@ -43,8 +43,12 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from retrieval_bench.retrieval.query_terms import MIN_TERM_LEN, STOPWORDS
+
+if TYPE_CHECKING:
+    from retrieval_bench.corpus import Corpus
 
 SOURCE_WEIGHTS = {"prose": 1.0, "frame": 1.0, "exception": 1.0, "code": 0.5}
 """Weight of a symbol by where the issue names it (its largest, over mentions)."""
@@ -301,6 +305,15 @@ class IssueReader:
             if fr.function and not fr.function.startswith("<") and self.resolve_path(fr.path):
                 _add(parsed.symbols, fr.function, "frame")
         return IssueQuery(parsed, weights)
+
+
+_READER_KEY = ("issue-reader",)
+
+
+def corpus_reader(corpus: Corpus) -> IssueReader:
+    """The :class:`IssueReader` of ``corpus``'s files, built once per corpus and shared by
+    every stage that resolves what a question names in the snapshot (it is read-only)."""
+    return corpus.derived(_READER_KEY, lambda: IssueReader(corpus.paths))
 
 
 def issue_bag(
