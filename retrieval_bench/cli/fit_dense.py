@@ -65,6 +65,7 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
     from retrieval_bench.dense_training.questions import mine_questions
     from retrieval_bench.dense_training.selection import as_embed, select
     from retrieval_bench.dense_training.trainer import TrainSettings, train
+    from retrieval_bench.dense_training.validation import split_newest
     from retrieval_bench.index.embed import CachedEmbedder, EmbeddingCache, default_model_path
     from retrieval_bench.index.onnx_backend import OnnxEmbedder
     from retrieval_bench.index.runtime import resolve_device
@@ -107,7 +108,7 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
                     progress=for_label(progress, f"mine {name}"),
                 )
             )
-        questions = [q for m in mined for q in m.questions]
+        questions, held_out = split_newest([q for m in mined for q in m.questions], args.holdout)
         if not questions:
             raise DatasetError(
                 "fit-dense: no question with a gold function was mined; "
@@ -157,17 +158,53 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
         )
     manifest = _manifest(args, base, mined, chosen, settings, stats, device, started)
     manifest["seconds"] = round(time.perf_counter() - clock, 1)
+    for repo in manifest["training"]["repositories"]:
+        repo["held_out"] = sum(q.repo == repo["name"] for q in held_out)
     check = [i.positive for i in chosen.instances[:64]] + [i.query for i in chosen.instances[:64]]
     if out.exists():  # --force: the old folder goes only once the new one is trained
         shutil.rmtree(out)
-    written = write_model_folder(out, model, manifest, check_texts=check, onnx_only=args.onnx_only)
-    summary = {k: written[k] for k in ("training", "train", "int8_check", "fingerprint")}
+    validate = _validation(held_out, as_embed(embedder), args.query_prefix) if held_out else None
+    written = write_model_folder(
+        out, model, manifest, check_texts=check, onnx_only=args.onnx_only, validate=validate
+    )
+    summary: dict[str, Any] = {
+        k: written[k]
+        for k in ("training", "train", "int8_check", "validation", "fingerprint")
+        if k in written
+    }
     summary["out"] = str(out)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
         _print_summary(written, out)
     return EXIT_OK
+
+
+def _validation(
+    held_out: list[Any], base_embed: Callable[[list[str]], Any], query_prefix: str
+) -> Callable[[Path], dict[str, Any]]:
+    """The check ``write_model_folder`` runs on the folder it builds: the held-out questions
+    ranked by its int8 export (as ``dense`` reads it) and by the base model
+    (docs/stages.md#validating-on-held-out-questions)."""
+    import numpy as np
+
+    from retrieval_bench.dense_training.validation import validate
+    from retrieval_bench.index.onnx_backend import OnnxEmbedder
+
+    def check(folder: Path) -> dict[str, Any]:
+        trained = OnnxEmbedder(folder, folder / ".unused", backend="onnx-int8", name="validation")
+
+        def embed(texts: list[str]) -> Any:
+            return np.asarray(trained.embed(texts), dtype=np.float32)
+
+        started = time.perf_counter()
+        report = validate(
+            held_out, base_embed, lambda qs: embed([query_prefix + q for q in qs]), embed
+        )
+        report["seconds"] = round(time.perf_counter() - started, 1)
+        return report
+
+    return check
 
 
 def _check_out(out: Path, force: bool) -> Path:
@@ -208,6 +245,7 @@ def _manifest(
             (
                 "last",
                 "max_questions",
+                "holdout",
                 "pool_files",
                 "pool_size",
                 "filter_top",
@@ -286,11 +324,31 @@ def _print_summary(manifest: dict[str, Any], out: Path) -> None:
     )
     c = manifest["int8_check"]
     print(f"int8 export: cosine to float min {c['min_cosine']}, mean {c['mean_cosine']}")
+    v = manifest.get("validation")
+    if v is None:
+        print("no held-out validation (--holdout F measures the model against its base)")
+    else:
+        b, m = v["base"], v["trained"]
+        print(
+            f"held out, the newest {v['questions']} questions (median {v['median_candidates']} "
+            f"candidates): MRR {b['MRR']} → {m['MRR']} (Δ {v['delta_MRR']:+}, p {v['p_MRR']}), "
+            f"Acc@1 {b['Acc@1']} → {m['Acc@1']}, Acc@5 {b['Acc@5']} → {m['Acc@5']}"
+        )
     size = sum(manifest["files"].values()) / 2**20
     print(
         f"wrote {out} ({size:.1f} MiB); use it with dense: {{model_path: {out}, "
         "backend: onnx-int8}"
     )
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
+    return value
 
 
 def add_fit_dense_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
@@ -335,6 +393,14 @@ def add_fit_dense_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
         help="keep a pair when the base model ranks its positive this high in the pool",
     )
     f.add_argument("--hard-negatives", type=int, default=1, help="hard negatives per instance")
+    f.add_argument(
+        "--holdout",
+        type=_fraction,
+        default=0.0,
+        metavar="F",
+        help="hold the newest F of each repository's questions out of training and "
+        "compare the model with its base on them (default 0: none)",
+    )
     f.add_argument("--epochs", type=positive_int, default=1, help="passes over the instances")
     f.add_argument(
         "--batch-size",

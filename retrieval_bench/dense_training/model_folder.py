@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +82,11 @@ def write_model_folder(
     *,
     check_texts: Sequence[str],
     onnx_only: bool,
+    validate: Callable[[Path], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Save ``model`` with its ONNX exports and ``manifest`` (completed with the
-    int8 check, the files kept and their fingerprint) as the new folder ``dest``;
-    the manifest written."""
+    int8 check, ``validate``'s report on the folder being built when given, the files
+    kept and their fingerprint) as the new folder ``dest``; the manifest written."""
     from retrieval_bench.index.onnx_backend import export_onnx
 
     written: dict[str, Any] = {}
@@ -94,6 +95,8 @@ def write_model_folder(
         model.save(str(new))
         export_onnx(new, new / ONNX_DIR)
         manifest["int8_check"] = int8_agreement(new, check_texts)
+        if validate is not None:
+            manifest["validation"] = validate(new)
         if onnx_only:
             for name in ("model.safetensors", "pytorch_model.bin", f"{ONNX_DIR}/model.onnx"):
                 (new / name).unlink(missing_ok=True)

@@ -1,8 +1,9 @@
 """``rbench fit-dense`` for real, end to end on a small scripted repository
 (docs/stages.md#fit-dense): questions mined from git, the packaged MiniLM as the
 base model (ONNX int8) for the filter and the hard negatives, a real training
-step, the ONNX export and its int8 check, the manifest, and the ``dense`` stage
-reading the folder with ``backend: onnx-int8``."""
+step, the ONNX export and its int8 check, the held-out validation against the base
+model, the manifest, and the ``dense`` stage reading the folder with ``backend:
+onnx-int8``."""
 
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ def test_fit_dense_trains_exports_and_the_dense_stage_reads_it(
         "--workspace", str(tmp_path / "ws"), "fit-dense", str(repo.path), "--out", str(out),
         "--last", "20", "--pool-files", "1", "--filter-top", "20", "--batch-size", "2",
         "--query-prefix", "query: ", "--threads", "1", "--onnx-only", "--json",
+        "--holdout", "0.25",
     ])  # fmt: skip
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
@@ -72,7 +74,19 @@ def test_fit_dense_trains_exports_and_the_dense_stage_reads_it(
     (repository,) = training["repositories"]
     assert repository["name"] == "httplib" and repository["questions"] == 8
     assert repository["last_commit"] == repo.git("rev-parse", "HEAD")
-    assert training["kept"] + sum(training["dropped"].values()) == training["pairs"] == 8
+    # the newest two questions are held out of the filter and the training
+    assert repository["held_out"] == 2
+    assert training["kept"] + sum(training["dropped"].values()) == training["pairs"] == 6
+    validation = manifest["validation"]
+    assert summary["validation"] == validation
+    assert validation["questions"] == 2 and validation["repositories"] == {"httplib": 2}
+    for model in ("base", "trained"):
+        assert set(validation[model]) == {"MRR", "Acc@1", "Acc@5"}
+        assert 0 < validation[model]["MRR"] <= 1
+    assert validation["delta_MRR"] == pytest.approx(
+        validation["trained"]["MRR"] - validation["base"]["MRR"], abs=2e-4
+    )
+    assert 0 <= validation["p_MRR"] <= 1 and "--holdout 0.25" in manifest["command"]
     assert manifest["train"]["steps"] >= 1 and manifest["train"]["sequences"] > 0
     assert manifest["inference"] == {"query_prefix": "query: ", "document_path": True}
     assert manifest["hyper_parameters"]["batch_size"] == 2
