@@ -14,7 +14,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 # not let processes use them, and a wheel built so is cached for every later install.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean model-code-dense
+.PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean model-code-dense model-code-dense-256
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -89,3 +89,10 @@ model-code-dense: install
 	$(VENV)/bin/rbench fit-dense $(foreach r,$(TRAIN_REPOS),$(DATA)/repos/$(r).bundle) \
 	  --out benchmarks/models/code-minilm-history --force --last 300 --max-questions 50 \
 	  --query-prefix "query: " --onnx-only
+
+## The same training at 256 word pieces (benchmarks/models/code-minilm-history-256; about 25 min
+## on 2 quiet CPUs; docs/stages.md#fit-dense, "Why 128" and what 256 bought)
+model-code-dense-256: install
+	$(VENV)/bin/rbench fit-dense $(foreach r,$(TRAIN_REPOS),$(DATA)/repos/$(r).bundle) \
+	  --out benchmarks/models/code-minilm-history-256 --force --last 300 --max-questions 50 \
+	  --query-prefix "query: " --max-seq-length 256 --onnx-only
