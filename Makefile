@@ -14,7 +14,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 # not let processes use them, and a wheel built so is cached for every later install.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean model-code-dense model-code-dense-256
+.PHONY: install install-test chromium demo test lint bench-perf bench-devsets clean model-code-dense model-code-dense-256 model-code-dense-more
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -96,3 +96,10 @@ model-code-dense-256: install
 	$(VENV)/bin/rbench fit-dense $(foreach r,$(TRAIN_REPOS),$(DATA)/repos/$(r).bundle) \
 	  --out benchmarks/models/code-minilm-history-256 --force --last 300 --max-questions 50 \
 	  --query-prefix "query: " --max-seq-length 256 --onnx-only
+
+## Twice the questions per repository and three hard negatives each, the newest tenth held out
+## (benchmarks/models/code-minilm-history-more; docs/stages.md#more-questions-and-hard-negatives)
+model-code-dense-more: install
+	$(VENV)/bin/rbench fit-dense $(foreach r,$(TRAIN_REPOS),$(DATA)/repos/$(r).bundle) \
+	  --out benchmarks/models/code-minilm-history-more --force --last 600 --max-questions 100 \
+	  --hard-negatives 3 --holdout 0.1 --query-prefix "query: " --onnx-only

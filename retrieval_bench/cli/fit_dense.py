@@ -15,7 +15,6 @@ repository and nothing left to train on are one-line errors (exit 2).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import time
@@ -24,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from retrieval_bench.cli.common import EXIT_OK, command_line, reporter, workspace
+from retrieval_bench.cli.common import EXIT_OK, reporter, workspace
+from retrieval_bench.cli.fit_dense_manifest import build_manifest, print_summary, validation_check
 from retrieval_bench.errors import ConfigError, DatasetError
 
 SWEBENCH_REPOS = frozenset(
@@ -156,14 +156,16 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
             device=device,
             progress=for_label(progress, "train"),
         )
-    manifest = _manifest(args, base, mined, chosen, settings, stats, device, started)
+    manifest = build_manifest(args, base, mined, chosen, settings, stats, device, started)
     manifest["seconds"] = round(time.perf_counter() - clock, 1)
     for repo in manifest["training"]["repositories"]:
         repo["held_out"] = sum(q.repo == repo["name"] for q in held_out)
     check = [i.positive for i in chosen.instances[:64]] + [i.query for i in chosen.instances[:64]]
     if out.exists():  # --force: the old folder goes only once the new one is trained
         shutil.rmtree(out)
-    validate = _validation(held_out, as_embed(embedder), args.query_prefix) if held_out else None
+    validate = (
+        validation_check(held_out, as_embed(embedder), args.query_prefix) if held_out else None
+    )
     written = write_model_folder(
         out, model, manifest, check_texts=check, onnx_only=args.onnx_only, validate=validate
     )
@@ -176,35 +178,8 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
-        _print_summary(written, out)
+        print_summary(written, out)
     return EXIT_OK
-
-
-def _validation(
-    held_out: list[Any], base_embed: Callable[[list[str]], Any], query_prefix: str
-) -> Callable[[Path], dict[str, Any]]:
-    """The check ``write_model_folder`` runs on the folder it builds: the held-out questions
-    ranked by its int8 export (as ``dense`` reads it) and by the base model
-    (docs/stages.md#validating-on-held-out-questions)."""
-    import numpy as np
-
-    from retrieval_bench.dense_training.validation import validate
-    from retrieval_bench.index.onnx_backend import OnnxEmbedder
-
-    def check(folder: Path) -> dict[str, Any]:
-        trained = OnnxEmbedder(folder, folder / ".unused", backend="onnx-int8", name="validation")
-
-        def embed(texts: list[str]) -> Any:
-            return np.asarray(trained.embed(texts), dtype=np.float32)
-
-        started = time.perf_counter()
-        report = validate(
-            held_out, base_embed, lambda qs: embed([query_prefix + q for q in qs]), embed
-        )
-        report["seconds"] = round(time.perf_counter() - started, 1)
-        return report
-
-    return check
 
 
 def _check_out(out: Path, force: bool) -> Path:
@@ -216,129 +191,6 @@ def _check_out(out: Path, force: bool) -> Path:
     if out.exists() and not force:
         raise ConfigError(f"fit-dense: --out {out} exists; choose another folder or --force")
     return out.resolve()
-
-
-def _manifest(
-    args: argparse.Namespace,
-    base: Path,
-    mined: list[Any],
-    chosen: Any,
-    settings: Any,
-    stats: Any,
-    device: str,
-    started: datetime,
-) -> dict[str, Any]:
-    from retrieval_bench.index.embed import DEFAULT_MODEL_NAME
-    from retrieval_bench.index.onnx_backend import export_dir
-    from retrieval_bench.store.provenance import package_versions
-
-    data = hashlib.sha256()
-    for i in chosen.instances:
-        data.update(json.dumps([i.question, i.query, i.positive, i.negatives]).encode() + b"\n")
-    ranks = sorted(chosen.positive_ranks)
-    return {
-        "created_by": "rbench fit-dense",
-        "command": command_line(
-            args,
-            "fit-dense",
-            args.repos,
-            (
-                "last",
-                "max_questions",
-                "holdout",
-                "pool_files",
-                "pool_size",
-                "filter_top",
-                "hard_negatives",
-                "epochs",
-                "batch_size",
-                "lr",
-                "max_seq_length",
-                "seed",
-                "query_prefix",
-                "base",
-            ),
-            ("onnx_only",),
-        ),  # fmt: skip
-        "started": started.isoformat(timespec="seconds"),
-        "base_model": {
-            "name": base.name if args.base else DEFAULT_MODEL_NAME,
-            "export": export_dir(base, Path("")).name,
-        },
-        "inference": {"query_prefix": settings.query_prefix, "document_path": True},
-        "training": {
-            "repositories": [
-                {
-                    "name": m.repo,
-                    "first_commit": m.first_commit,
-                    "last_commit": m.last_commit,
-                    "questions": len(m.questions),
-                    "pairs": chosen.pairs[m.repo],
-                    "kept": chosen.kept[m.repo],
-                    "dropped": dict(m.dropped),
-                }
-                for m in mined
-            ],
-            "pairs": sum(chosen.pairs.values()),
-            "kept": len(chosen.instances),
-            "dropped": dict(chosen.dropped),
-            "base_median_rank": ranks[len(ranks) // 2] if ranks else None,
-            "data_fingerprint": data.hexdigest(),
-            "selection": {
-                "last": args.last,
-                "max_questions": args.max_questions,
-                "pool_files": args.pool_files,
-                "pool_size": args.pool_size,
-                "filter_top": args.filter_top,
-                "hard_negatives": args.hard_negatives,
-            },
-        },
-        "hyper_parameters": settings.to_dict(),
-        "train": {
-            "device": device,
-            "steps": stats.steps,
-            "sequences": stats.sequences,
-            "seconds": round(stats.seconds, 1),
-            "sequences_per_second": round(stats.sequences_per_second, 2),
-            "first_loss": round(stats.first_loss, 4),
-            "last_loss": round(stats.last_loss, 4),
-        },
-        "versions": package_versions(
-            ["retrieval-bench", "torch", "sentence-transformers", "transformers", "onnxruntime"]
-        ),
-    }
-
-
-def _print_summary(manifest: dict[str, Any], out: Path) -> None:
-    t, tr = manifest["training"], manifest["train"]
-    for r in t["repositories"]:
-        print(f"  {r['name']}: {r['questions']} questions, {r['pairs']} pairs, {r['kept']} kept")
-    print(
-        f"pairs {t['pairs']}, kept by the filter {t['kept']} ({t['dropped']}); "
-        f"base model's median rank of a positive {t['base_median_rank']}"
-    )
-    print(
-        f"trained {tr['steps']} steps on {tr['device']} in {tr['seconds']} s "
-        f"({tr['sequences_per_second']} sequences/s), loss {tr['first_loss']} → "
-        f"{tr['last_loss']}"
-    )
-    c = manifest["int8_check"]
-    print(f"int8 export: cosine to float min {c['min_cosine']}, mean {c['mean_cosine']}")
-    v = manifest.get("validation")
-    if v is None:
-        print("no held-out validation (--holdout F measures the model against its base)")
-    else:
-        b, m = v["base"], v["trained"]
-        print(
-            f"held out, the newest {v['questions']} questions (median {v['median_candidates']} "
-            f"candidates): MRR {b['MRR']} → {m['MRR']} (Δ {v['delta_MRR']:+}, p {v['p_MRR']}), "
-            f"Acc@1 {b['Acc@1']} → {m['Acc@1']}, Acc@5 {b['Acc@5']} → {m['Acc@5']}"
-        )
-    size = sum(manifest["files"].values()) / 2**20
-    print(
-        f"wrote {out} ({size:.1f} MiB); use it with dense: {{model_path: {out}, "
-        "backend: onnx-int8}"
-    )
 
 
 def _fraction(text: str) -> float:
