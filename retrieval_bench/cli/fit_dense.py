@@ -156,10 +156,8 @@ def cmd_fit_dense(args: argparse.Namespace) -> int:
             device=device,
             progress=for_label(progress, "train"),
         )
-    manifest = build_manifest(args, base, mined, chosen, settings, stats, device, started)
+    manifest = build_manifest(args, base, mined, held_out, chosen, settings, stats, device, started)
     manifest["seconds"] = round(time.perf_counter() - clock, 1)
-    for repo in manifest["training"]["repositories"]:
-        repo["held_out"] = sum(q.repo == repo["name"] for q in held_out)
     check = [i.positive for i in chosen.instances[:64]] + [i.query for i in chosen.instances[:64]]
     if out.exists():  # --force: the old folder goes only once the new one is trained
         shutil.rmtree(out)

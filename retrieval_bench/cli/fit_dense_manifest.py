@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -25,17 +26,14 @@ def validation_check(
     """The check ``write_model_folder`` runs on the folder it builds: the held-out questions
     ranked by its int8 export (as ``dense`` reads it) and by the base model
     (docs/stages.md#validating-on-held-out-questions)."""
-    import numpy as np
-
+    from retrieval_bench.dense_training.selection import as_embed
     from retrieval_bench.dense_training.validation import validate
     from retrieval_bench.index.onnx_backend import OnnxEmbedder
 
     def check(folder: Path) -> dict[str, Any]:
-        trained = OnnxEmbedder(folder, folder / ".unused", backend="onnx-int8", name="validation")
-
-        def embed(texts: list[str]) -> Any:
-            return np.asarray(trained.embed(texts), dtype=np.float32)
-
+        embed = as_embed(
+            OnnxEmbedder(folder, folder / ".unused", backend="onnx-int8", name="validation")
+        )
         started = time.perf_counter()
         report = validate(
             held_out, base_embed, lambda qs: embed([query_prefix + q for q in qs]), embed
@@ -50,6 +48,7 @@ def build_manifest(
     args: argparse.Namespace,
     base: Path,
     mined: list[Any],
+    held_out: list[Any],
     chosen: Any,
     settings: Any,
     stats: Any,
@@ -64,6 +63,7 @@ def build_manifest(
     for i in chosen.instances:
         data.update(json.dumps([i.question, i.query, i.positive, i.negatives]).encode() + b"\n")
     ranks = sorted(chosen.positive_ranks)
+    held = Counter(q.repo for q in held_out)
     return {
         "created_by": "rbench fit-dense",
         "command": command_line(
@@ -104,6 +104,7 @@ def build_manifest(
                     "pairs": chosen.pairs[m.repo],
                     "kept": chosen.kept[m.repo],
                     "dropped": dict(m.dropped),
+                    "held_out": held[m.repo],
                 }
                 for m in mined
             ],

@@ -26,6 +26,7 @@ seed 0; Smucker, Allan & Carterette, CIKM 2007).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -96,7 +97,7 @@ def validate(
     trained_ranks = best_positive_ranks(questions, trained_query, trained_document)
     report: dict[str, Any] = {
         "questions": len(questions),
-        "repositories": dict(sorted(_count_by_repo(questions).items())),
+        "repositories": dict(sorted(Counter(q.repo for q in questions).items())),
         "median_candidates": int(np.median([1 + len(q.pool) for q in questions])),
         "base": summarize(base_ranks),
         "trained": summarize(trained_ranks),
@@ -108,10 +109,3 @@ def validate(
         round(randomisation_test(base_rr, trained_rr).p_value, 4) if len(questions) > 1 else None
     )
     return report
-
-
-def _count_by_repo(questions: Sequence[TrainingQuestion]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for q in questions:
-        out[q.repo] = out.get(q.repo, 0) + 1
-    return out
